@@ -1,0 +1,69 @@
+// Runtime kernel selection. Each backend (the scalar reference now; AVX2,
+// AVX-512 later) fills one KernelTable with functions of identical
+// contracts; ActiveKernels() picks the best one the CPU supports once, at
+// first use. Setting the environment variable H2O_KERNELS=<name> (e.g.
+// "ref") forces a backend, which is how results are checked against the
+// reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor_type.h"
+#include "kernels/ops.h"
+
+namespace h2o::kernels {
+
+// Per-type row kernels; contracts of QuantizeRow, DequantizeRow and DotRow
+// in quant.h (n is already known to be a multiple of the block size).
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
+using DotRowFn = float (*)(const void* row, const float* x, int64_t n);
+
+struct TypeKernels {
+  QuantizeRowFn quantize_row;
+  DequantizeRowFn dequantize_row;
+  DotRowFn dot_row;
+};
+
+// Contracts as the functions of the same name in ops.h.
+using RmsNormFn = void (*)(const float* x, const float* weight, float* out, int64_t n, float eps);
+using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
+                        float freq_scale, RopeMode mode);
+using SoftmaxFn = void (*)(float* x, int64_t n);
+using SwiGluFn = void (*)(float* gate, const float* up, int64_t n);
+
+struct KernelTable {
+  const char* name;  // "ref", later "avx2", "avx512"
+  TypeKernels f32;
+  TypeKernels f16;
+  TypeKernels bf16;
+  TypeKernels q8_0;
+  TypeKernels q4_0;
+  RmsNormFn rms_norm;
+  RopeFn rope;
+  SoftmaxFn softmax;
+  SwiGluFn swiglu;
+
+  // The row kernels of `type`; type must be a supported TensorType (checked).
+  const TypeKernels& For(TensorType type) const;
+};
+
+// The scalar reference backend: always available, the ground truth that
+// every other backend is tested against.
+const KernelTable& RefKernels();
+
+// Backends compiled in and supported by this CPU, best first; the last is
+// always RefKernels(). Tables are static and live for the whole program.
+std::vector<const KernelTable*> AvailableKernels();
+
+// The backend named by `env_value` (the value of H2O_KERNELS; nullptr,
+// empty or "auto" for the best available). An unknown or unavailable name
+// prints one warning line to stderr and falls back to the best available.
+const KernelTable& SelectKernels(const char* env_value);
+
+// SelectKernels(getenv("H2O_KERNELS")), evaluated once (thread-safe static
+// initialization) and then fixed for the life of the process.
+const KernelTable& ActiveKernels();
+
+}  // namespace h2o::kernels

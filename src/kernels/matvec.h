@@ -1,0 +1,21 @@
+// Matrix-vector product over a stored weight matrix: the decode hot path.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor_type.h"
+
+namespace h2o::kernels {
+
+class ThreadPool;
+
+// y[r] = DotRow(type, row r of w, x, cols) for r in [0, rows). w is row-major
+// with rows of RowBytes(type, cols) bytes (a GGUF tensor [rows][cols] as
+// stored). cols must be a multiple of the block size (checked). Rows are
+// split over `pool` (nullptr runs on the caller thread); each y[r] is
+// computed by one thread in a fixed order, so the result is bit-identical
+// for any thread count. y must not alias x or w.
+void MatVec(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x, float* y,
+            ThreadPool* pool);
+
+}  // namespace h2o::kernels

@@ -1,0 +1,38 @@
+// The scalar reference kernels, exposed directly so that SIMD backends can
+// be tested against them. Plain C++, no intrinsics; each has the contract
+// of the public function of the same name (quant.h, ops.h), with the type
+// in the name. Row functions require n to be a multiple of the block size
+// (not checked here: the public wrappers check).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ops.h"
+
+namespace h2o::kernels::ref {
+
+void QuantizeRowF32(const float* src, void* dst, int64_t n);
+void QuantizeRowF16(const float* src, void* dst, int64_t n);
+void QuantizeRowBF16(const float* src, void* dst, int64_t n);
+void QuantizeRowQ8_0(const float* src, void* dst, int64_t n);
+void QuantizeRowQ4_0(const float* src, void* dst, int64_t n);
+
+void DequantizeRowF32(const void* src, float* dst, int64_t n);
+void DequantizeRowF16(const void* src, float* dst, int64_t n);
+void DequantizeRowBF16(const void* src, float* dst, int64_t n);
+void DequantizeRowQ8_0(const void* src, float* dst, int64_t n);
+void DequantizeRowQ4_0(const void* src, float* dst, int64_t n);
+
+float DotRowF32(const void* row, const float* x, int64_t n);
+float DotRowF16(const void* row, const float* x, int64_t n);
+float DotRowBF16(const void* row, const float* x, int64_t n);
+float DotRowQ8_0(const void* row, const float* x, int64_t n);
+float DotRowQ4_0(const void* row, const float* x, int64_t n);
+
+void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
+                 float freq_scale, RopeMode mode);
+void SoftmaxInPlace(float* x, int64_t n);
+void SwiGluInPlace(float* gate, const float* up, int64_t n);
+
+}  // namespace h2o::kernels::ref

@@ -1,0 +1,61 @@
+// Scalar reference versions of the per-vector operations. Reductions over a
+// whole vector (sum of squares, softmax normalizer) accumulate in double:
+// they run once per vector, so the precision is free here.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref.h"
+
+namespace h2o::kernels::ref {
+
+void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
+  double sum_sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+}
+
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
+                 float freq_scale, RopeMode mode) {
+  const int64_t half = head_dim / 2;
+  // Element offsets of pair i within a head, and of its partner.
+  const int64_t stride = mode == RopeMode::kNormal ? 2 : 1;
+  const int64_t partner = mode == RopeMode::kNormal ? 1 : half;
+  for (int64_t i = 0; i < half; ++i) {
+    // One angle per pair, shared by all heads.
+    const double theta = static_cast<double>(pos) * freq_scale *
+                         std::pow(static_cast<double>(freq_base),
+                                  -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    const double c = std::cos(theta);
+    const double s = std::sin(theta);
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* a = x + h * head_dim + i * stride;
+      float* b = a + partner;
+      const double a0 = *a;
+      const double b0 = *b;
+      *a = static_cast<float>(a0 * c - b0 * s);
+      *b = static_cast<float>(a0 * s + b0 * c);
+    }
+  }
+}
+
+void SoftmaxInPlace(float* x, int64_t n) {
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = std::max(max, x[i]);
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void SwiGluInPlace(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+}  // namespace h2o::kernels::ref

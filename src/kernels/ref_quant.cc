@@ -1,0 +1,179 @@
+// Scalar reference row kernels: quantize, dequantize, dot.
+//
+// Dot products keep kLanes independent float partial sums (lane k takes
+// the elements i with i % kLanes == k, or the same positions inside a
+// block) and add them pairwise at the end. That shortens each rounding
+// chain by kLanes and is the order a SIMD backend naturally uses. The
+// quantized types sum a block in lanes, scale the block sum by d once, and
+// add the scaled sums in a float accumulator.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.h"
+#include "kernels/quant.h"
+#include "kernels/ref.h"
+
+namespace h2o::kernels::ref {
+namespace {
+
+constexpr int kLanes = 8;
+
+float SumLanes(const float (&acc)[kLanes]) {
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// sum_i load(row, i) * x[i] over kLanes partial sums.
+template <typename Load>
+float DotLanes(const Load& load, const float* x, int64_t n) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int k = 0; k < kLanes; ++k) acc[k] += load(i + k) * x[i + k];
+  }
+  for (int k = 0; i < n; ++i, ++k) acc[k] += load(i) * x[i];
+  return SumLanes(acc);
+}
+
+}  // namespace
+
+void QuantizeRowF32(const float* src, void* dst, int64_t n) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
+void QuantizeRowF16(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) out[i] = F32ToF16(src[i]);
+}
+
+void QuantizeRowBF16(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) out[i] = F32ToBF16(src[i]);
+}
+
+void QuantizeRowQ8_0(const float* src, void* dst, int64_t n) {
+  auto* blocks = static_cast<BlockQ8_0*>(dst);
+  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
+    const float* x = src + b * kQ8_0BlockSize;
+    float amax = 0.0f;
+    for (int j = 0; j < kQ8_0BlockSize; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    blocks[b].d = F32ToF16(d);
+    for (int j = 0; j < kQ8_0BlockSize; ++j) {
+      blocks[b].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+    }
+  }
+}
+
+void QuantizeRowQ4_0(const float* src, void* dst, int64_t n) {
+  constexpr int kHalf = kQ4_0BlockSize / 2;
+  auto* blocks = static_cast<BlockQ4_0*>(dst);
+  for (int64_t b = 0; b < n / kQ4_0BlockSize; ++b) {
+    const float* x = src + b * kQ4_0BlockSize;
+    // The signed value of largest magnitude (first one on ties) maps to
+    // code 0, i.e. exactly -8 * d, so the extreme is reproduced exactly.
+    float amax = 0.0f;
+    float max = 0.0f;
+    for (int j = 0; j < kQ4_0BlockSize; ++j) {
+      if (amax < std::fabs(x[j])) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    blocks[b].d = F32ToF16(d);
+    for (int j = 0; j < kHalf; ++j) {
+      // Truncation of a value >= 0.5 after adding 8.5 rounds to nearest.
+      const int lo = std::min(15, static_cast<int>(x[j] * id + 8.5f));
+      const int hi = std::min(15, static_cast<int>(x[j + kHalf] * id + 8.5f));
+      blocks[b].qs[j] = static_cast<uint8_t>(lo | (hi << 4));
+    }
+  }
+}
+
+void DequantizeRowF32(const void* src, float* dst, int64_t n) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
+void DequantizeRowF16(const void* src, float* dst, int64_t n) {
+  const auto* in = static_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < n; ++i) dst[i] = F16ToF32(in[i]);
+}
+
+void DequantizeRowBF16(const void* src, float* dst, int64_t n) {
+  const auto* in = static_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < n; ++i) dst[i] = BF16ToF32(in[i]);
+}
+
+void DequantizeRowQ8_0(const void* src, float* dst, int64_t n) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(src);
+  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
+    const float d = F16ToF32(blocks[b].d);
+    float* y = dst + b * kQ8_0BlockSize;
+    for (int j = 0; j < kQ8_0BlockSize; ++j) y[j] = d * static_cast<float>(blocks[b].qs[j]);
+  }
+}
+
+void DequantizeRowQ4_0(const void* src, float* dst, int64_t n) {
+  constexpr int kHalf = kQ4_0BlockSize / 2;
+  const auto* blocks = static_cast<const BlockQ4_0*>(src);
+  for (int64_t b = 0; b < n / kQ4_0BlockSize; ++b) {
+    const float d = F16ToF32(blocks[b].d);
+    float* y = dst + b * kQ4_0BlockSize;
+    for (int j = 0; j < kHalf; ++j) {
+      y[j] = d * static_cast<float>((blocks[b].qs[j] & 0x0F) - 8);
+      y[j + kHalf] = d * static_cast<float>((blocks[b].qs[j] >> 4) - 8);
+    }
+  }
+}
+
+float DotRowF32(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const float*>(row);
+  return DotLanes([w](int64_t i) { return w[i]; }, x, n);
+}
+
+float DotRowF16(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(row);
+  return DotLanes([w](int64_t i) { return F16ToF32(w[i]); }, x, n);
+}
+
+float DotRowBF16(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(row);
+  return DotLanes([w](int64_t i) { return BF16ToF32(w[i]); }, x, n);
+}
+
+float DotRowQ8_0(const void* row, const float* x, int64_t n) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(row);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b, x += kQ8_0BlockSize) {
+    const int8_t* q = blocks[b].qs;
+    float acc[kLanes] = {};
+    for (int j = 0; j < kQ8_0BlockSize; j += kLanes) {
+      for (int k = 0; k < kLanes; ++k) acc[k] += static_cast<float>(q[j + k]) * x[j + k];
+    }
+    sum += F16ToF32(blocks[b].d) * SumLanes(acc);
+  }
+  return sum;
+}
+
+float DotRowQ4_0(const void* row, const float* x, int64_t n) {
+  constexpr int kHalf = kQ4_0BlockSize / 2;
+  const auto* blocks = static_cast<const BlockQ4_0*>(row);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / kQ4_0BlockSize; ++b, x += kQ4_0BlockSize) {
+    const uint8_t* q = blocks[b].qs;
+    float acc[kLanes] = {};
+    for (int j = 0; j < kHalf; j += kLanes) {
+      for (int k = 0; k < kLanes; ++k) {
+        acc[k] += static_cast<float>((q[j + k] & 0x0F) - 8) * x[j + k];
+        acc[k] += static_cast<float>((q[j + k] >> 4) - 8) * x[j + k + kHalf];
+      }
+    }
+    sum += F16ToF32(blocks[b].d) * SumLanes(acc);
+  }
+  return sum;
+}
+
+}  // namespace h2o::kernels::ref

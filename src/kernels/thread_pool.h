@@ -1,0 +1,53 @@
+// A fixed set of worker threads for data-parallel loops (MatVec rows,
+// attention heads). Workers are created once in the constructor and sleep
+// between calls; the calling thread does the first share of every loop.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace h2o::kernels {
+
+class ThreadPool {
+ public:
+  // n_threads counts the caller: n_threads - 1 workers are started.
+  // n_threads < 1 is treated as 1 (no workers, everything inline).
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();  // joins the workers
+
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads taking part in ParallelFor, the caller included.
+  int size() const { return n_threads_; }
+
+  // Runs fn(begin, end) over [0, n) split into size() contiguous ranges of
+  // near-equal length, one per thread; the caller runs the first. Empty
+  // ranges are skipped, so fn is never called when n <= 0. Blocks until all
+  // ranges are done; what fn wrote is then visible to the caller. fn must
+  // not throw. Not reentrant: fn must not call ParallelFor on this pool,
+  // and two threads must not call it at once (checked).
+  void ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+ private:
+  void WorkerLoop(int index);
+
+  const int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  // Guarded by mu_: the loop being run, bumped once per ParallelFor call.
+  uint64_t generation_ = 0;
+  int pending_ = 0;  // workers not yet done with this generation
+  bool stop_ = false;
+  bool busy_ = false;  // a ParallelFor call is in progress
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+};
+
+}  // namespace h2o::kernels

@@ -1,0 +1,65 @@
+#include "kernels/matvec.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "kernels/quant.h"
+#include "kernels/test_util.h"
+#include "kernels/thread_pool.h"
+
+namespace h2o::kernels {
+namespace {
+
+using testing::AllTypes;
+using testing::LoadRow;
+using testing::RandomVector;
+using testing::StoreRow;
+using testing::TypeName;
+
+TEST(MatVecTest, EqualsPerRowDotAndDoubleReferenceForAnyThreadCount) {
+  const int64_t cols = 96;
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  for (TensorType type : AllTypes()) {
+    for (int64_t rows : {1, 2, 3, 37}) {
+      const std::vector<float> w_values = RandomVector(rows * cols, static_cast<uint32_t>(rows));
+      const std::vector<float> x = RandomVector(cols, 99);
+      const std::vector<uint8_t> w = StoreRow(type, w_values);  // rows are contiguous
+      const std::vector<float> w_deq = LoadRow(type, w, rows * cols);
+      const size_t row_bytes = RowBytes(type, cols);
+
+      std::vector<float> y_caller(rows, -1.0f);
+      MatVec(type, w.data(), rows, cols, x.data(), y_caller.data(), nullptr);
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::string shape = std::string("type=") + TypeName(type) +
+                                  " rows=" + std::to_string(rows) + " r=" + std::to_string(r);
+        EXPECT_EQ(y_caller[r], DotRow(type, w.data() + r * row_bytes, x.data(), cols)) << shape;
+        double exact = 0.0, sum_abs = 0.0;
+        for (int64_t c = 0; c < cols; ++c) {
+          exact += static_cast<double>(w_deq[r * cols + c]) * x[c];
+          sum_abs += std::fabs(static_cast<double>(w_deq[r * cols + c]) * x[c]);
+        }
+        EXPECT_NEAR(y_caller[r], exact, FLT_EPSILON * (cols / 8.0 + 16) * sum_abs) << shape;
+      }
+      for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
+        std::vector<float> y(rows, -1.0f);
+        MatVec(type, w.data(), rows, cols, x.data(), y.data(), pool);
+        EXPECT_EQ(y, y_caller) << "type=" << TypeName(type) << " rows=" << rows
+                               << " threads=" << pool->size();
+      }
+    }
+  }
+}
+
+TEST(MatVecTest, ZeroRowsWritesNothing) {
+  ThreadPool pool(2);
+  const std::vector<float> x(32, 1.0f);
+  float y = 42.0f;
+  MatVec(TensorType::kQ8_0, nullptr, 0, 32, x.data(), &y, &pool);
+  EXPECT_EQ(y, 42.0f);
+}
+
+}  // namespace
+}  // namespace h2o::kernels

@@ -1,0 +1,241 @@
+// Block layouts pinned by hand-built blocks, quantizers pinned by
+// hand-derived codes, and the quantize->dequantize error bounded by the
+// block scale. Every available backend is checked.
+#include "kernels/quant.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/fp16.h"
+#include "kernels/test_util.h"
+
+namespace h2o::kernels {
+namespace {
+
+using testing::AllTypes;
+using testing::RandomVector;
+using testing::TypeName;
+
+// Two blocks so that a wrong block stride shows up in the second one.
+std::vector<BlockQ8_0> HandQ8_0Blocks() {
+  std::vector<BlockQ8_0> blocks(2);
+  blocks[0].d = 0xC000;  // -2
+  blocks[1].d = 0x3400;  // 0.25
+  for (int i = 0; i < 32; ++i) {
+    blocks[0].qs[i] = static_cast<int8_t>(i - 16);
+    blocks[1].qs[i] = static_cast<int8_t>(i % 2 == 0 ? 127 - i : -128 + i);
+  }
+  return blocks;
+}
+
+float HandQ8_0Value(int index) {
+  if (index < 32) return -2.0f * static_cast<float>(index - 16);
+  const int i = index - 32;
+  return 0.25f * static_cast<float>(i % 2 == 0 ? 127 - i : -128 + i);
+}
+
+std::vector<BlockQ4_0> HandQ4_0Blocks() {
+  std::vector<BlockQ4_0> blocks(2);
+  blocks[0].d = 0x3800;  // 0.5
+  blocks[1].d = 0xC200;  // -3
+  for (int j = 0; j < 16; ++j) {
+    blocks[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    blocks[1].qs[j] = static_cast<uint8_t>(((j * 5) % 16) | (j % 3) << 4);
+  }
+  return blocks;
+}
+
+// Element j < 16 is the low nibble of qs[j], element j + 16 the high nibble.
+float HandQ4_0Value(int index) {
+  const int block = index / 32;
+  const int e = index % 32;
+  const int j = e % 16;
+  const bool high = e >= 16;
+  if (block == 0) return 0.5f * static_cast<float>((high ? 15 - j : j) - 8);
+  return -3.0f * static_cast<float>((high ? j % 3 : (j * 5) % 16) - 8);
+}
+
+TEST(QuantTest, HandBuiltQ8_0BlocksDecode) {
+  const std::vector<BlockQ8_0> blocks = HandQ8_0Blocks();
+  EXPECT_EQ(HandQ8_0Value(0), 32.0f);
+  EXPECT_EQ(HandQ8_0Value(33), 0.25f * -127);
+  for (const KernelTable* table : AvailableKernels()) {
+    std::vector<float> out(64);
+    table->q8_0.dequantize_row(blocks.data(), out.data(), 64);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], HandQ8_0Value(i)) << table->name << " i=" << i;
+    // A unit vector picks one element out of the dot product.
+    for (int i = 0; i < 64; ++i) {
+      std::vector<float> unit(64, 0.0f);
+      unit[i] = 1.0f;
+      EXPECT_EQ(table->q8_0.dot_row(blocks.data(), unit.data(), 64), HandQ8_0Value(i))
+          << table->name << " i=" << i;
+    }
+  }
+}
+
+TEST(QuantTest, HandBuiltQ4_0BlocksDecode) {
+  const std::vector<BlockQ4_0> blocks = HandQ4_0Blocks();
+  // Spot values worked out by hand: qs[3] = 0xC3, qs[3] of block 1 = 0x0F.
+  EXPECT_EQ(HandQ4_0Value(3), -2.5f);
+  EXPECT_EQ(HandQ4_0Value(19), 2.0f);
+  EXPECT_EQ(HandQ4_0Value(32 + 3), -21.0f);
+  EXPECT_EQ(HandQ4_0Value(32 + 19), 24.0f);
+  for (const KernelTable* table : AvailableKernels()) {
+    std::vector<float> out(64);
+    table->q4_0.dequantize_row(blocks.data(), out.data(), 64);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], HandQ4_0Value(i)) << table->name << " i=" << i;
+    for (int i = 0; i < 64; ++i) {
+      std::vector<float> unit(64, 0.0f);
+      unit[i] = 1.0f;
+      EXPECT_EQ(table->q4_0.dot_row(blocks.data(), unit.data(), 64), HandQ4_0Value(i))
+          << table->name << " i=" << i;
+    }
+  }
+}
+
+TEST(QuantTest, Q8_0QuantizesLikeGgml) {
+  // amax = 127 makes d = 1 exactly, so the codes are round(x), with ties
+  // away from zero as roundf does.
+  std::vector<float> x(32, 0.0f);
+  x[0] = -127.0f;
+  x[1] = 2.5f;
+  x[2] = -2.5f;
+  x[3] = 0.4f;
+  x[4] = 0.6f;
+  x[5] = 126.5f;
+  x[6] = -0.49f;
+  const int8_t expected[7] = {-127, 3, -3, 0, 1, 127, 0};
+  for (const KernelTable* table : AvailableKernels()) {
+    BlockQ8_0 block;
+    table->q8_0.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x3C00) << table->name;
+    for (int i = 0; i < 32; ++i) {
+      EXPECT_EQ(block.qs[i], i < 7 ? expected[i] : 0) << table->name << " i=" << i;
+    }
+    // An all-zero block gets d = 0 and zero codes (no division by zero).
+    const std::vector<float> zeros(32, 0.0f);
+    table->q8_0.quantize_row(zeros.data(), &block, 32);
+    EXPECT_EQ(block.d, 0) << table->name;
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(block.qs[i], 0) << table->name;
+  }
+}
+
+TEST(QuantTest, Q4_0QuantizesLikeGgml) {
+  // x_j = j - 16: the extreme is -16, so d = -16 / -8 = 2 and the code of
+  // x is trunc(x / 2 + 8.5) = (j + 1) / 2, clamped to 15.
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  auto code = [](int j) { return std::min(15, (j + 1) / 2); };
+  for (const KernelTable* table : AvailableKernels()) {
+    BlockQ4_0 block;
+    table->q4_0.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x4000) << table->name;
+    EXPECT_EQ(block.qs[0], 0x80) << table->name;
+    EXPECT_EQ(block.qs[1], 0x91) << table->name;
+    EXPECT_EQ(block.qs[15], 0xF8) << table->name;
+    for (int j = 0; j < 16; ++j) {
+      EXPECT_EQ(block.qs[j], code(j) | code(j + 16) << 4) << table->name << " j=" << j;
+    }
+    // A positive extreme gives a negative d: x = +16 must still decode to +16.
+    x[0] = 16.0f;
+    table->q4_0.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0xC000) << table->name;  // -2
+    EXPECT_EQ(block.qs[0] & 0x0F, 0) << table->name;
+    x[0] = -16.0f;
+    const std::vector<float> zeros(32, 0.0f);
+    table->q4_0.quantize_row(zeros.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x8000) << table->name;  // 0 / -8 = -0, as in GGML
+    for (int j = 0; j < 16; ++j) EXPECT_EQ(block.qs[j], 0x88) << table->name;
+  }
+}
+
+// Random blocks spanning several orders of magnitude.
+std::vector<float> ScaledRandom(int64_t n, uint32_t seed) {
+  std::vector<float> x = RandomVector(n, seed);
+  for (int64_t i = 0; i < n; ++i) x[i] *= std::pow(10.0f, static_cast<float>((i / 32) % 5 - 2));
+  return x;
+}
+
+TEST(QuantTest, QuantizedRoundTripErrorIsBoundedByBlockScale) {
+  const int64_t n = 32 * 40;
+  const std::vector<float> x = ScaledRandom(n, 7);
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0}) {
+      const bool q8 = type == TensorType::kQ8_0;
+      std::vector<uint8_t> row(RowBytes(type, n));
+      table->For(type).quantize_row(x.data(), row.data(), n);
+      std::vector<float> y(n);
+      table->For(type).dequantize_row(row.data(), y.data(), n);
+      for (int64_t b = 0; b < n / 32; ++b) {
+        // The ideal scale in double, and the fp16 one the block stores. Codes
+        // are chosen with the ideal scale (error <= d/2 for Q8_0, <= d for
+        // Q4_0 whose top code is clamped), then decoded with the stored one,
+        // which moves each value by |code| * |d - d_stored|.
+        double amax = 0.0;
+        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(double{x[b * 32 + j]}));
+        const double d = amax / (q8 ? 127.0 : 8.0);
+        const uint16_t d_bits = q8 ? reinterpret_cast<const BlockQ8_0*>(row.data())[b].d
+                                   : reinterpret_cast<const BlockQ4_0*>(row.data())[b].d;
+        const double d_stored = std::fabs(double{F16ToF32(d_bits)});
+        const double bound = (q8 ? 0.5 : 1.0) * d + (q8 ? 127 : 8) * std::fabs(d - d_stored) +
+                             1e-6 * amax;  // float rounding of x / d
+        for (int j = 0; j < 32; ++j) {
+          const int64_t i = b * 32 + j;
+          ASSERT_LE(std::fabs(double{x[i]} - y[i]), bound)
+              << table->name << " " << TypeName(type) << " block=" << b << " j=" << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantTest, FloatRoundTripErrorIsHalfAnUlp) {
+  const int64_t n = 1023;  // float types have no block constraint
+  const std::vector<float> x = ScaledRandom(n, 11);
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : AllTypes()) {
+      if (TraitsOf(type).block_size != 1) continue;
+      // Relative half-ulp: 2^-24 (f32 copy is exact), 2^-11 (f16), 2^-8 (bf16).
+      const double rel = type == TensorType::kF32   ? 0.0
+                         : type == TensorType::kF16 ? 0x1p-11
+                                                    : 0x1p-8;
+      std::vector<uint8_t> row(RowBytes(type, n));
+      table->For(type).quantize_row(x.data(), row.data(), n);
+      std::vector<float> y(n);
+      table->For(type).dequantize_row(row.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        // The f16 subnormal spacing 2^-24 bounds the error of tiny values.
+        const double bound =
+            rel * std::fabs(double{x[i]}) + (type == TensorType::kF16 ? 0x1p-25 : 0.0);
+        ASSERT_LE(std::fabs(double{x[i]} - y[i]), bound)
+            << table->name << " " << TypeName(type) << " i=" << i << " x=" << x[i];
+      }
+    }
+  }
+}
+
+TEST(QuantTest, PublicFunctionsMatchTheActiveBackend) {
+  const int64_t n = 96;
+  const std::vector<float> x = ScaledRandom(n, 3);
+  const KernelTable& active = ActiveKernels();
+  for (TensorType type : AllTypes()) {
+    std::vector<uint8_t> expected(RowBytes(type, n)), actual(RowBytes(type, n));
+    active.For(type).quantize_row(x.data(), expected.data(), n);
+    QuantizeRow(type, x.data(), actual.data(), n);
+    EXPECT_EQ(actual, expected) << TypeName(type);
+    std::vector<float> y_expected(n), y_actual(n);
+    active.For(type).dequantize_row(expected.data(), y_expected.data(), n);
+    DequantizeRow(type, expected.data(), y_actual.data(), n);
+    EXPECT_EQ(y_actual, y_expected) << TypeName(type);
+    EXPECT_EQ(DotRow(type, expected.data(), x.data(), n),
+              active.For(type).dot_row(expected.data(), x.data(), n))
+        << TypeName(type);
+  }
+}
+
+}  // namespace
+}  // namespace h2o::kernels

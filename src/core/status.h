@@ -21,9 +21,10 @@ class [[nodiscard]] Status {
   // The one-line message shown to the user; empty when ok().
   const std::string& message() const { return message_; }
 
-  // Returns a copy whose message is "context: message" (e.g. the file name).
+  // Returns a copy whose message is "context: message" (e.g. the file
+  // name), unless the message already begins with that context.
   Status WithContext(const std::string& context) const {
-    if (ok()) return *this;
+    if (ok() || message_.starts_with(context + ": ")) return *this;
     return Error(context + ": " + message_);
   }
 

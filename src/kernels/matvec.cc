@@ -15,7 +15,10 @@ void MatVec(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) y[r] = dot(base + r * row_bytes, x, cols);
   };
-  if (pool == nullptr) {
+  // Waking the workers costs microseconds; a matrix this small is done sooner
+  // by the caller alone.
+  constexpr size_t kMinParallelBytes = 64 * 1024;
+  if (pool == nullptr || pool->size() == 1 || rows * row_bytes < kMinParallelBytes) {
     run(0, rows);
   } else {
     pool->ParallelFor(rows, run);

@@ -1,0 +1,147 @@
+#include "kv/kv_cache.h"
+
+#include <cstring>
+
+#include "core/status.h"
+#include "kernels/fp16.h"
+
+namespace h2o {
+
+KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy)
+    : config_(config), policy_(std::move(policy)) {
+  H2O_CHECK(policy_ != nullptr);
+  H2O_CHECK(config.n_layer > 0 && config.n_head_kv > 0 && config.head_dim > 0);
+  H2O_CHECK(config.budget >= 1 && config.capacity >= config.budget);
+  H2O_CHECK(config.type == TensorType::kF32 || config.type == TensorType::kF16);
+  row_bytes_ = RowBytes(config.type, config.head_dim);
+  const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
+  const size_t n_slots = n_heads * config.capacity;
+  k_.resize(n_slots * row_bytes_);
+  v_.resize(n_slots * row_bytes_);
+  pos_.assign(n_slots, kFreeSlot);
+  score_.assign(n_slots, 0.0);
+  step_attn_.assign(n_slots, 0.0f);
+  free_slots_.assign(n_slots, 0);
+  count_.assign(n_heads, 0);
+  high_water_.assign(n_heads, 0);
+  newest_pos_.assign(n_heads, -1);
+  free_top_.assign(n_heads, 0);
+}
+
+size_t KvCache::HeadIndex(int32_t layer, int32_t head) const {
+  return static_cast<size_t>(layer) * config_.n_head_kv + head;
+}
+
+size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
+  return HeadIndex(layer, head) * config_.capacity + slot;
+}
+
+static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type) {
+  if (type == TensorType::kF32) {
+    std::memcpy(dst, src, sizeof(float) * n);
+    return;
+  }
+  auto* out = reinterpret_cast<uint16_t*>(dst);
+  for (int32_t i = 0; i < n; ++i) out[i] = kernels::F32ToF16(src[i]);
+}
+
+int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k,
+                        const float* v) {
+  const size_t h = HeadIndex(layer, head);
+  H2O_CHECK(count_[h] < config_.capacity);
+  int32_t slot;
+  if (free_top_[h] > 0) {
+    slot = free_slots_[h * config_.capacity + --free_top_[h]];
+  } else {
+    slot = high_water_[h]++;
+  }
+  const size_t s = SlotIndex(layer, head, slot);
+  StoreRow(k, &k_[s * row_bytes_], config_.head_dim, config_.type);
+  StoreRow(v, &v_[s * row_bytes_], config_.head_dim, config_.type);
+  pos_[s] = pos;
+  score_[s] = 0.0;
+  step_attn_[s] = 0.0f;
+  ++count_[h];
+  if (pos > newest_pos_[h]) newest_pos_[h] = pos;
+  return slot;
+}
+
+KvHeadView KvCache::View(int32_t layer, int32_t head) const {
+  const size_t first = SlotIndex(layer, head, 0);
+  KvHeadView view;
+  view.k = &k_[first * row_bytes_];
+  view.v = &v_[first * row_bytes_];
+  view.pos = &pos_[first];
+  view.n_slots = high_water_[HeadIndex(layer, head)];
+  view.head_dim = config_.head_dim;
+  view.type = config_.type;
+  return view;
+}
+
+double* KvCache::scores(int32_t layer, int32_t head) {
+  return &score_[SlotIndex(layer, head, 0)];
+}
+
+const double* KvCache::scores(int32_t layer, int32_t head) const {
+  return &score_[SlotIndex(layer, head, 0)];
+}
+
+float* KvCache::step_attention(int32_t layer, int32_t head) {
+  return &step_attn_[SlotIndex(layer, head, 0)];
+}
+
+int32_t KvCache::count(int32_t layer, int32_t head) const {
+  return count_[HeadIndex(layer, head)];
+}
+
+void KvCache::Evict(size_t head_index, int32_t slot) {
+  const size_t s = head_index * config_.capacity + slot;
+  H2O_CHECK(pos_[s] != kFreeSlot);
+  pos_[s] = kFreeSlot;
+  score_[s] = 0.0;
+  step_attn_[s] = 0.0f;
+  --count_[head_index];
+  free_slots_[head_index * config_.capacity + free_top_[head_index]++] = slot;
+}
+
+void KvCache::EvictOverBudget(int32_t layer) {
+  for (int32_t head = 0; head < config_.n_head_kv; ++head) {
+    const size_t h = HeadIndex(layer, head);
+    while (count_[h] > config_.budget) {
+      const size_t first = SlotIndex(layer, head, 0);
+      HeadMetadata meta;
+      meta.pos = &pos_[first];
+      meta.score = &score_[first];
+      meta.step_attention = &step_attn_[first];
+      meta.n_slots = high_water_[h];
+      meta.count = count_[h];
+      meta.newest_pos = newest_pos_[h];
+      const int32_t victim = policy_->ChooseVictim(meta);
+      H2O_CHECK(victim >= 0 && victim < high_water_[h]);
+      Evict(h, victim);
+    }
+  }
+}
+
+void KvCache::Clear() {
+  std::fill(pos_.begin(), pos_.end(), kFreeSlot);
+  std::fill(score_.begin(), score_.end(), 0.0);
+  std::fill(step_attn_.begin(), step_attn_.end(), 0.0f);
+  std::fill(count_.begin(), count_.end(), 0);
+  std::fill(high_water_.begin(), high_water_.end(), 0);
+  std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
+  std::fill(free_top_.begin(), free_top_.end(), 0);
+}
+
+size_t KvCache::AllocatedBytes() const {
+  return k_.size() + v_.size() + pos_.size() * sizeof(int32_t) +
+         score_.size() * sizeof(double) + step_attn_.size() * sizeof(float) +
+         free_slots_.size() * sizeof(int32_t);
+}
+
+size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
+                               TensorType type, int64_t n_tokens) {
+  return 2 * static_cast<size_t>(n_layer) * n_head_kv * n_tokens * RowBytes(type, head_dim);
+}
+
+}  // namespace h2o

@@ -1,0 +1,109 @@
+// KvCache: preallocated K/V slots per (layer, KV head), with the per-slot
+// metadata (original position, accumulated attention score) that eviction
+// policies read. Storage, metadata and the victim choice are kept apart:
+// this class owns storage and metadata; an EvictionPolicy (kv_policy.h)
+// picks victims; EvictOverBudget() applies the choice.
+//
+// Invariants, per (layer, head):
+//   - slots [0, high_water) have been written at least once; a slot whose
+//     position is kFreeSlot holds an evicted token and is reused by the
+//     next Append (so no data moves and nothing is allocated after
+//     construction);
+//   - count <= capacity, and after EvictOverBudget(), count <= budget.
+// Each (layer, head) keeps its own token set: heads evict independently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/tensor_type.h"
+#include "kv/kv_policy.h"
+
+namespace h2o {
+
+struct KvCacheConfig {
+  int32_t n_layer = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  int32_t budget = 0;    // tokens kept per (layer, head) after eviction
+  int32_t capacity = 0;  // slots per (layer, head): budget + largest chunk
+  TensorType type = TensorType::kF16;  // K/V element type: kF32 or kF16
+};
+
+// Read-only view of one (layer, head)'s slots for attention.
+struct KvHeadView {
+  const void* k = nullptr;    // [n_slots][head_dim] of `type`
+  const void* v = nullptr;    // [n_slots][head_dim] of `type`
+  const int32_t* pos = nullptr;  // [n_slots]; kFreeSlot for an empty slot
+  int32_t n_slots = 0;        // high-water mark: slots ever written
+  int32_t head_dim = 0;
+  TensorType type = TensorType::kF32;
+};
+
+class KvCache {
+ public:
+  static constexpr int32_t kFreeSlot = -1;
+
+  // Allocates all slots up front. Requires budget >= 1, capacity >= budget,
+  // type kF32 or kF16. The policy is owned by the cache.
+  KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy);
+
+  const KvCacheConfig& config() const { return config_; }
+  const EvictionPolicy& policy() const { return *policy_; }
+
+  // Stores one token's K and V rows (head_dim floats each, RoPE already
+  // applied) for (layer, head) in a free slot and returns the slot. Its
+  // score starts at 0. Requires count(layer, head) < capacity.
+  int32_t Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v);
+
+  KvHeadView View(int32_t layer, int32_t head) const;
+
+  // Accumulated attention per slot of (layer, head), [n_slots]; attention
+  // adds to it when policy().needs_scores().
+  double* scores(int32_t layer, int32_t head);
+  const double* scores(int32_t layer, int32_t head) const;
+  // This step's attention per slot (what TOVA ranks by); attention
+  // overwrites it when policy().needs_step_attention().
+  float* step_attention(int32_t layer, int32_t head);
+
+  int32_t count(int32_t layer, int32_t head) const;
+
+  // Evicts, for every head of `layer`, the policy's victims until its count
+  // is at most the budget. Call after the layer's attention for a chunk.
+  void EvictOverBudget(int32_t layer);
+
+  // Forgets every token (slots stay allocated).
+  void Clear();
+
+  // Bytes allocated for K/V storage and per-slot metadata.
+  size_t AllocatedBytes() const;
+  // Bytes a never-evicting cache of the same element type would need to
+  // hold n_tokens tokens (K and V only): what the budget saves against.
+  static size_t FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
+                               TensorType type, int64_t n_tokens);
+
+ private:
+  size_t HeadIndex(int32_t layer, int32_t head) const;
+  size_t SlotIndex(int32_t layer, int32_t head, int32_t slot) const;
+  void Evict(size_t head_index, int32_t slot);
+
+  KvCacheConfig config_;
+  std::unique_ptr<EvictionPolicy> policy_;
+  size_t row_bytes_;  // bytes of one head_dim row in `type`
+
+  std::vector<uint8_t> k_;        // [n_layer][n_head_kv][capacity][head_dim]
+  std::vector<uint8_t> v_;        // [n_layer][n_head_kv][capacity][head_dim]
+  std::vector<int32_t> pos_;      // [n_layer][n_head_kv][capacity]
+  std::vector<double> score_;     // [n_layer][n_head_kv][capacity]
+  std::vector<float> step_attn_;  // [n_layer][n_head_kv][capacity]
+  std::vector<int32_t> count_;       // [n_layer][n_head_kv]
+  std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
+  std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]
+  // Evicted slots awaiting reuse: a stack of `free_top_[h]` entries per head.
+  std::vector<int32_t> free_slots_;  // [n_layer][n_head_kv][capacity]
+  std::vector<int32_t> free_top_;    // [n_layer][n_head_kv]
+};
+
+}  // namespace h2o

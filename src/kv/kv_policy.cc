@@ -1,0 +1,13 @@
+#include "kv/kv_policy.h"
+
+#include "core/status.h"
+
+namespace h2o {
+
+int32_t FullPolicy::ChooseVictim(const HeadMetadata&) {
+  // The cache never runs over a full policy's budget (budget == capacity).
+  H2O_CHECK(false && "full policy asked to evict");
+  return -1;
+}
+
+}  // namespace h2o

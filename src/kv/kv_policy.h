@@ -1,0 +1,42 @@
+// Eviction policies: which token a full (layer, head) gives up. A policy's
+// choice is a pure function of the head's metadata, so it is unit-tested
+// without a model; the KvCache applies it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace h2o {
+
+// Metadata of one (layer, head) as a policy sees it.
+struct HeadMetadata {
+  const int32_t* pos = nullptr;          // [n_slots]; < 0 marks an empty slot
+  const double* score = nullptr;         // [n_slots] accumulated attention
+  const float* step_attention = nullptr; // [n_slots] attention of the last query
+  int32_t n_slots = 0;
+  int32_t count = 0;                     // tokens present
+  int32_t newest_pos = -1;               // highest position present
+};
+
+class EvictionPolicy {
+ public:
+  virtual ~EvictionPolicy() = default;
+  // "full", "h2o", ... as used in --kv specs.
+  virtual std::string name() const = 0;
+  // Returns the slot to evict from a head holding more than its budget.
+  // Requires meta.count >= 1.
+  virtual int32_t ChooseVictim(const HeadMetadata& meta) = 0;
+  // Whether attention must accumulate scores / record the step's attention.
+  virtual bool needs_scores() const { return false; }
+  virtual bool needs_step_attention() const { return false; }
+};
+
+// Never evicts: the cache's budget equals its capacity (the context).
+class FullPolicy final : public EvictionPolicy {
+ public:
+  std::string name() const override { return "full"; }
+  int32_t ChooseVictim(const HeadMetadata& meta) override;
+};
+
+}  // namespace h2o

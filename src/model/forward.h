@@ -1,0 +1,54 @@
+// The forward pass of a LLaMA-family model over a chunk of tokens, with the
+// KV cache applying its eviction policy between layers' attention and the
+// next chunk (DESIGN.md section 3). All activations are preallocated for the
+// largest chunk, so a forward allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "kernels/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+
+namespace h2o {
+
+enum class LogitsFor { kLastToken, kAllTokens };
+
+class ForwardPass {
+ public:
+  // Buffers for chunks of up to max_chunk tokens attending to up to
+  // kv_capacity slots per head. `model` must outlive this object.
+  ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity);
+
+  // Runs tokens (1..max_chunk of them, at positions pos0, pos0+1, ...)
+  // through the model, appending their K/V to `cache` and evicting over
+  // budget after each layer's attention. Fills logits() for the last token
+  // or for every token. Requires valid token ids (checked by the caller).
+  void Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& cache, LogitsFor which,
+           kernels::ThreadPool* pool);
+
+  // [n_tokens or 1][n_vocab] from the last Run.
+  std::span<const float> logits() const { return {logits_.data(), logits_size_}; }
+
+ private:
+  const Model& model_;
+  int32_t max_chunk_;
+  size_t logits_size_ = 0;
+
+  std::vector<float> x_;         // [max_chunk][n_embd] residual stream
+  std::vector<float> xb_;        // [max_chunk][n_embd] normed input of a block
+  std::vector<float> q_;         // [max_chunk][n_head * head_dim]
+  std::vector<float> k_;         // [max_chunk][n_head_kv * head_dim]
+  std::vector<float> v_;         // [max_chunk][n_head_kv * head_dim]
+  std::vector<float> attn_out_;  // [max_chunk][n_head * head_dim]
+  std::vector<float> proj_;      // [n_embd] output of a projection back to the stream
+  std::vector<float> gate_;      // [n_ff]
+  std::vector<float> up_;        // [n_ff]
+  std::vector<float> probs_;     // [kv_capacity] attention probabilities of one query
+  std::vector<float> logits_;    // [max_chunk][n_vocab]
+};
+
+}  // namespace h2o

@@ -1,0 +1,39 @@
+// Paths and loaders for the data the tests share (all inside the repo).
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace h2o::testing {
+
+inline std::string ModelPath() { return std::string(H2O_MODELS_DIR) + "/stories260K.gguf"; }
+inline std::string DataPath(const std::string& rel) {
+  return std::string(H2O_TEST_DATA_DIR) + "/" + rel;
+}
+
+inline std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline nlohmann::json ReadJson(const std::string& rel) {
+  return nlohmann::json::parse(ReadFileOrEmpty(DataPath(rel)));
+}
+
+// Ids of stories260K/streams/<name>, space separated.
+inline std::vector<int32_t> ReadStream(const std::string& name) {
+  std::istringstream in(ReadFileOrEmpty(DataPath("stories260K/streams/" + name)));
+  std::vector<int32_t> ids;
+  int32_t id;
+  while (in >> id) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace h2o::testing

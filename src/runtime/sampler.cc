@@ -1,0 +1,75 @@
+#include "runtime/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace h2o {
+
+int32_t ArgMax(std::span<const float> values) {
+  int32_t best = 0;
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i] > values[best]) best = static_cast<int32_t>(i);
+  }
+  return best;
+}
+
+Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(options.seed) {}
+
+double Sampler::Uniform() {
+  // 53 random bits -> [0, 1): std::uniform_real_distribution is
+  // implementation-defined, this is not.
+  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+}
+
+int32_t Sampler::Sample(std::span<const float> logits) {
+  if (options_.temperature <= 0.0f) return ArgMax(logits);
+  candidates_.clear();
+  for (size_t i = 0; i < logits.size(); ++i) {
+    candidates_.emplace_back(logits[i], static_cast<int32_t>(i));
+  }
+  // Highest logit first, lower id first on ties: a total order, so the
+  // result does not depend on the sort implementation.
+  auto by_logit = [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  };
+  size_t keep = candidates_.size();
+  if (options_.top_k > 0 && static_cast<size_t>(options_.top_k) < keep) {
+    keep = options_.top_k;
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(),
+                      by_logit);
+  } else {
+    std::sort(candidates_.begin(), candidates_.end(), by_logit);
+  }
+  candidates_.resize(keep);
+
+  const double max_logit = candidates_[0].first;
+  std::vector<double>& probs = probs_;
+  probs.resize(keep);
+  double sum = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    probs[i] = std::exp((candidates_[i].first - max_logit) / options_.temperature);
+    sum += probs[i];
+  }
+  if (options_.top_p < 1.0f) {
+    double cumulative = 0.0;
+    size_t cut = keep;
+    for (size_t i = 0; i < keep; ++i) {
+      cumulative += probs[i] / sum;
+      if (cumulative >= options_.top_p) {
+        cut = i + 1;
+        break;
+      }
+    }
+    keep = cut;
+    sum = 0.0;
+    for (size_t i = 0; i < keep; ++i) sum += probs[i];
+  }
+  double r = Uniform() * sum;
+  for (size_t i = 0; i < keep; ++i) {
+    r -= probs[i];
+    if (r < 0.0) return candidates_[i].second;
+  }
+  return candidates_[keep - 1].second;
+}
+
+}  // namespace h2o

@@ -1,0 +1,64 @@
+// Session: one sequence being decoded: its KV cache, activations and
+// position. Owns its thread pool; one Session is used by one thread at a
+// time. Many Sessions may share one Model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "core/status.h"
+#include "core/tensor_type.h"
+#include "kernels/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+namespace h2o {
+
+struct SessionOptions {
+  int32_t n_ctx = 0;      // most positions a sequence may reach; 0 = model's context_length
+  int32_t n_threads = 1;
+  int32_t max_chunk = 0;  // most tokens per forward pass; 0 = n_ctx (whole prompt at once)
+  TensorType kv_type = TensorType::kF16;
+};
+
+class Session {
+ public:
+  // Errors: bad option values (one line, naming the option).
+  static Result<std::unique_ptr<Session>> Create(const Model& model, const SessionOptions& options);
+
+  // Feeds tokens at the next positions, in chunks of at most max_chunk.
+  // Afterwards logits() holds the last token's logits, or with kAllTokens
+  // (requires tokens.size() <= max_chunk) every token's. Errors: token id
+  // out of range, or the sequence would pass n_ctx; nothing is fed then.
+  Status Eval(std::span<const int32_t> tokens, LogitsFor which = LogitsFor::kLastToken);
+
+  // [1 or n_tokens][n_vocab] from the last Eval.
+  std::span<const float> logits() const;
+  // The last token's logits from the last Eval.
+  std::span<const float> last_logits() const;
+
+  int32_t n_past() const { return n_past_; }
+  int32_t n_ctx() const { return n_ctx_; }
+  int32_t max_chunk() const { return max_chunk_; }
+  const Model& model() const { return model_; }
+  const KvCache& cache() const { return *cache_; }
+
+  // Forgets the sequence; buffers stay allocated.
+  void Reset();
+
+ private:
+  Session(const Model& model, int32_t n_ctx, int32_t max_chunk, int32_t n_threads,
+          std::unique_ptr<KvCache> cache);
+
+  const Model& model_;
+  int32_t n_ctx_;
+  int32_t max_chunk_;
+  int32_t n_past_ = 0;
+  kernels::ThreadPool pool_;
+  std::unique_ptr<KvCache> cache_;
+  ForwardPass forward_;
+};
+
+}  // namespace h2o

@@ -1,0 +1,186 @@
+// The `h2o` command as a user meets it: outputs of the real binary, and one
+// clear error line with a non-zero exit for every kind of bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/run_binary.h"
+#include "test_data.h"
+
+namespace h2o {
+namespace {
+
+using testing::RunH2o;
+
+const std::string kModel = testing::ModelPath();
+
+int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// A failure must be exactly one line on stderr, starting "h2o: error: ".
+void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("h2o: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("h2o_cli_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST(Cli, GenerateGreedyPrintsTheLilyStory) {
+  const auto r = RunH2o("generate -m " + kModel + " -p 'Once upon a time' -n 100 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Once upon a time, there was a little girl named Lily. She loved to play "
+                        "outside in the park. One day, she saw a big, red ball.",
+                        0),
+            0u)
+      << r.out;
+}
+
+TEST(Cli, GenerateTokenIdsMatchReference) {
+  for (const auto& c : testing::ReadJson("stories260K/reference_greedy.json")) {
+    if (c["policy"] != "full") continue;
+    std::string prompt;
+    for (int id : c["prompt"]) prompt += (prompt.empty() ? "" : " ") + std::to_string(id);
+    const auto r = RunH2o("generate -m " + kModel + " --tokens '" + prompt + "' -n " +
+                          std::to_string(c["n_predict"].get<int>()) + " --temp 0 --print-ids");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string expected;
+    for (int id : c["expected_ids"]) expected += (expected.empty() ? "" : " ") + std::to_string(id);
+    EXPECT_EQ(r.out, expected + "\n");
+  }
+}
+
+TEST(Cli, SameSeedSameSample) {
+  const std::string cmd = "generate -m " + kModel + " -p 'Once' -n 40 --temp 1 --seed 7 --print-ids";
+  const auto a = RunH2o(cmd);
+  const auto b = RunH2o(cmd);
+  const auto c = RunH2o("generate -m " + kModel + " -p 'Once' -n 40 --temp 1 --seed 8 --print-ids");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST(Cli, PerplexityJsonMatchesReference) {
+  const auto ref = testing::ReadJson("stories260K/reference_nll.json")[0];
+  std::string files;
+  for (const auto& s : ref["per_stream"]) {
+    files += " " + testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>());
+  }
+  const auto r = RunH2o("perplexity -m " + kModel + " --json --kv-type f32 --token-file" + files);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["tokens"], ref["tokens"]);
+  EXPECT_NEAR(out["nll_sum"].get<double>(), ref["nll_sum"].get<double>(),
+              1e-3 * ref["nll_sum"].get<double>());
+  ASSERT_EQ(out["per_stream"].size(), ref["per_stream"].size());
+  for (size_t i = 0; i < ref["per_stream"].size(); ++i) {
+    EXPECT_EQ(out["per_stream"][i]["stream"], ref["per_stream"][i]["stream"]);
+    EXPECT_NEAR(out["per_stream"][i]["nll_sum"].get<double>(),
+                ref["per_stream"][i]["nll_sum"].get<double>(),
+                1e-3 * ref["per_stream"][i]["nll_sum"].get<double>());
+  }
+  EXPECT_GT(out["kv_bytes"].get<double>(), 0);
+  EXPECT_GT(out["kv_bytes_full"].get<double>(), 0);
+}
+
+TEST(Cli, TokenizeMatchesReferenceIds) {
+  const auto ref = testing::ReadJson("reference_tokens.json");
+  const auto r = RunH2o("tokenize -m " + kModel + " -p " + "'" + "Once upon a time" + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1 403 407 261 378\n");
+}
+
+TEST(Cli, InspectShowsMetadataTensorsAndMemory) {
+  const auto r = RunH2o("inspect " + kModel);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("general.architecture"), std::string::npos);
+  EXPECT_NE(r.out.find("blk.0.attn_q.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("KV cache"), std::string::npos);
+}
+
+TEST(Cli, HelpExitsZero) {
+  const auto r = RunH2o("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("generate"), std::string::npos);
+  const auto g = RunH2o("generate --help");
+  EXPECT_EQ(g.exit_code, 0);
+  EXPECT_NE(g.out.find("--top-p"), std::string::npos);
+}
+
+TEST(CliErrors, NoSubcommand) { ExpectOneErrorLine(RunH2o(""), "subcommand"); }
+TEST(CliErrors, UnknownFlag) {
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --bogus"), "--bogus");
+}
+TEST(CliErrors, MissingModelFlag) { ExpectOneErrorLine(RunH2o("generate -p hi"), "--model"); }
+TEST(CliErrors, MissingPrompt) { ExpectOneErrorLine(RunH2o("generate -m " + kModel), "prompt"); }
+TEST(CliErrors, BadNumber) {
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi -n many"), "many");
+}
+TEST(CliErrors, MissingModelFile) {
+  ExpectOneErrorLine(RunH2o("generate -m /nonexistent/model.gguf -p hi"), "/nonexistent/model.gguf");
+}
+TEST(CliErrors, BadTokenIds) {
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 x 3'"), "'x' is not a token id");
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 9999'"), "out of range");
+}
+TEST(CliErrors, PromptPastContext) {
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi -n 100 -c 16"), "context");
+}
+TEST(CliErrors, BadKvType) {
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --kv-type q3"), "--kv-type");
+}
+
+TEST_F(TempDir, CorruptModelFiles) {
+  const std::string model_bytes = testing::ReadFileOrEmpty(kModel);
+  {
+    std::ofstream(Path("truncated.gguf"), std::ios::binary) << model_bytes.substr(0, 200000);
+    ExpectOneErrorLine(RunH2o("generate -m " + Path("truncated.gguf") + " -p hi"),
+                       Path("truncated.gguf"));
+  }
+  {
+    std::string bad = model_bytes;
+    bad[0] = 'X';
+    std::ofstream(Path("magic.gguf"), std::ios::binary) << bad;
+    ExpectOneErrorLine(RunH2o("generate -m " + Path("magic.gguf") + " -p hi"), "magic");
+  }
+  {
+    std::ofstream(Path("empty.gguf"), std::ios::binary) << "";
+    ExpectOneErrorLine(RunH2o("perplexity -m " + Path("empty.gguf") + " --token-file " +
+                              testing::DataPath("stories260K/streams/s001.txt")),
+                       Path("empty.gguf"));
+  }
+  ExpectOneErrorLine(RunH2o("inspect " + Path("missing.gguf")), "missing.gguf");
+}
+
+TEST_F(TempDir, PerplexityInputErrors) {
+  std::ofstream(Path("ids.txt")) << "1 2 banana 4\n";
+  ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " --token-file " + Path("ids.txt")),
+                     "ids.txt:1: 'banana' is not a token id");
+  std::ofstream(Path("short.txt")) << "1\n";
+  ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " --token-file " + Path("short.txt")),
+                     "at least 2 tokens");
+  ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " -f " + Path("nope.txt")), "nope.txt");
+}
+
+TEST_F(TempDir, ConvertErrorsLeaveNoOutput) {
+  std::ofstream(Path("bad.bin"), std::ios::binary) << "not a checkpoint at all, sorry";
+  ExpectOneErrorLine(RunH2o("convert llama2c " + Path("bad.bin") + " -o " + Path("out.gguf")),
+                     Path("bad.bin"));
+  EXPECT_FALSE(std::filesystem::exists(Path("out.gguf")));
+  ExpectOneErrorLine(RunH2o("convert safetensors x -o y"), "safetensors");
+}
+
+}  // namespace
+}  // namespace h2o

@@ -1,0 +1,41 @@
+#include "cli/run_binary.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace h2o::testing {
+
+namespace {
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+RunResult RunH2o(const std::string& args) {
+  static int counter = 0;
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("h2o_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const std::string out_path = base.string() + ".out";
+  const std::string err_path = base.string() + ".err";
+  const std::string cmd = std::string(H2O_BINARY) + " " + args + " </dev/null >" + out_path +
+                          " 2>" + err_path;
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = Slurp(out_path);
+  r.err = Slurp(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+}  // namespace h2o::testing

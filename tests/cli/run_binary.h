@@ -1,0 +1,17 @@
+// Runs the real `h2o` binary and captures what a user would see.
+#pragma once
+
+#include <string>
+
+namespace h2o::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `h2o <args>` through /bin/sh (args are shell words, quote as needed).
+RunResult RunH2o(const std::string& args);
+
+}  // namespace h2o::testing

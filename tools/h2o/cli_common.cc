@@ -1,0 +1,118 @@
+#include "cli_common.h"
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tokenizer/gguf_vocab.h"
+
+namespace h2o::cli {
+
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
+  flags.chunk = default_chunk;
+  cmd.add_option("-m,--model", flags.model_path, "GGUF model file")->required();
+  cmd.add_option("-c,--ctx-size", flags.n_ctx, "context size (default: the model's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("-t,--threads", flags.n_threads, "threads (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--chunk", flags.chunk,
+                 "tokens per forward pass (0: whole prompt)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--kv-type", flags.kv_type, "KV cache element type: f16 or f32")
+      ->capture_default_str();
+}
+
+Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
+  return Model::Load(flags.model_path);
+}
+
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags) {
+  SessionOptions o;
+  o.n_ctx = flags.n_ctx;
+  o.n_threads = flags.n_threads > 0 ? flags.n_threads
+                                    : std::max(1u, std::thread::hardware_concurrency());
+  o.max_chunk = flags.chunk;
+  if (flags.kv_type == "f16") {
+    o.kv_type = TensorType::kF16;
+  } else if (flags.kv_type == "f32") {
+    o.kv_type = TensorType::kF32;
+  } else {
+    return Status::Error(fmt::format("--kv-type must be f16 or f32, not '{}'", flags.kv_type));
+  }
+  return o;
+}
+
+Result<Tokenizer> LoadTokenizer(const Model& model) {
+  auto vocab = LoadVocabFromGguf(model.file());
+  if (!vocab.ok()) return vocab.status().WithContext(model.file().path());
+  return Tokenizer(std::move(vocab).value());
+}
+
+int Fail(const Status& status) { return Fail(status.message()); }
+
+int Fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "h2o: error: %s\n", message.c_str());
+  return 1;
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(fmt::format("{}: cannot open file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::Error(fmt::format("{}: read error", path));
+  return ss.str();
+}
+
+Result<std::vector<int32_t>> ParseTokenIds(const std::string& text, const std::string& where) {
+  std::vector<int32_t> ids;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (true) {
+    while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+    if (p == end) break;
+    const char* start = p;
+    while (p < end && !std::isspace(static_cast<unsigned char>(*p))) ++p;
+    int32_t id = 0;
+    auto [ptr, ec] = std::from_chars(start, p, id);
+    if (ec != std::errc() || ptr != p) {
+      return Status::Error(fmt::format("{}: '{}' is not a token id", where,
+                                       std::string(start, p - start)));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<std::string> SplitDocuments(const std::string& text) {
+  static constexpr std::string_view kSeparator = "<|endoftext|>";
+  std::vector<std::string> docs;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(kSeparator, begin);
+    if (end == std::string::npos) end = text.size();
+    std::string_view doc(text.data() + begin, end - begin);
+    const size_t first = doc.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos) {
+      const size_t last = doc.find_last_not_of(" \t\r\n");
+      docs.emplace_back(doc.substr(first, last - first + 1));
+    }
+    begin = end + kSeparator.size();
+  }
+  return docs;
+}
+
+std::string FormatBytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024));
+  if (bytes >= 1024.0) return fmt::format("{:.2f} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+}  // namespace h2o::cli

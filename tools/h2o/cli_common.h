@@ -1,0 +1,49 @@
+// What the `h2o` subcommands share: model/session flags, loading, input
+// files and the one-line error convention.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/model.h"
+#include "runtime/session.h"
+#include "tokenizer/tokenizer.h"
+
+namespace h2o::cli {
+
+// Flags every model-running command takes (-m -c -t --chunk --kv-type).
+struct ModelFlags {
+  std::string model_path;
+  int32_t n_ctx = 0;
+  int32_t n_threads = 0;  // 0: all hardware threads
+  int32_t chunk = 0;
+  std::string kv_type = "f16";
+};
+
+// Adds -m/--model (required), -c/--ctx-size, -t/--threads, --chunk, --kv-type.
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
+
+Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags);
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags);
+Result<Tokenizer> LoadTokenizer(const Model& model);
+
+// Prints "h2o: error: <message>" to stderr and returns the exit code 1.
+int Fail(const Status& status);
+int Fail(const std::string& message);
+
+Result<std::string> ReadTextFile(const std::string& path);
+// Parses whitespace-separated token ids ("1 403 407"). `where` names the
+// source in errors.
+Result<std::vector<int32_t>> ParseTokenIds(const std::string& text, const std::string& where);
+// Splits text into documents at "<|endoftext|>" markers, each stripped of
+// surrounding whitespace; empty documents are dropped.
+std::vector<std::string> SplitDocuments(const std::string& text);
+
+std::string FormatBytes(double bytes);  // "1.50 MiB"
+
+}  // namespace h2o::cli

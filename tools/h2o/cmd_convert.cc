@@ -1,0 +1,31 @@
+// h2o convert: other checkpoint formats -> GGUF.
+#include <cstdio>
+#include <memory>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "convert/llama2c.h"
+
+namespace h2o::cli {
+
+Command RegisterConvert(CLI::App& app) {
+  auto flags = std::make_shared<Llama2cConvertOptions>();
+  auto format = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("convert", "convert a checkpoint to GGUF");
+  cmd->add_option("format", *format, "source format (llama2c)")
+      ->required()
+      ->check(CLI::IsMember({"llama2c"}));
+  cmd->add_option("input", flags->checkpoint_path, "checkpoint file (llama2.c model.bin)")
+      ->required();
+  cmd->add_option("--tokenizer", flags->tokenizer_path, "llama2.c tokenizer.bin");
+  cmd->add_option("-o,--output", flags->output_path, "output GGUF file")->required();
+  cmd->add_option("--name", flags->name, "general.name to record")->capture_default_str();
+  return {cmd, [flags] {
+            const Status s = ConvertLlama2c(*flags);
+            if (!s.ok()) return Fail(s);
+            std::fprintf(stderr, "wrote %s\n", flags->output_path.c_str());
+            return 0;
+          }};
+}
+
+}  // namespace h2o::cli

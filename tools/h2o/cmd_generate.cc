@@ -1,0 +1,138 @@
+// h2o generate: continue a prompt, streaming text to stdout.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "runtime/sampler.h"
+
+namespace h2o::cli {
+namespace {
+
+struct GenerateFlags {
+  ModelFlags model;
+  std::string prompt;
+  std::string token_ids;
+  int32_t n_predict = 128;
+  SamplerOptions sampling;
+  bool print_ids = false;
+  bool ignore_eos = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+int RunGenerate(const GenerateFlags& f) {
+  auto session_options = MakeSessionOptions(f.model);
+  if (!session_options.ok()) return Fail(session_options.status());
+  auto model_result = LoadModel(f.model);
+  if (!model_result.ok()) return Fail(model_result.status());
+  const Model& model = **model_result;
+  // Without a vocabulary, --tokens still works and ids are printed.
+  auto tokenizer = LoadTokenizer(model);
+  std::vector<int32_t> prompt;
+  if (!f.token_ids.empty()) {
+    auto ids = ParseTokenIds(f.token_ids, "--tokens");
+    if (!ids.ok()) return Fail(ids.status());
+    prompt = std::move(ids).value();
+  } else {
+    if (!tokenizer.ok()) return Fail(tokenizer.status());
+    prompt = tokenizer->Encode(f.prompt, /*add_bos=*/true);
+  }
+  if (prompt.empty()) return Fail("the prompt is empty");
+  const bool print_text = !f.print_ids && tokenizer.ok();
+
+  auto session_result = Session::Create(model, *session_options);
+  if (!session_result.ok()) return Fail(session_result.status());
+  Session& session = **session_result;
+  if (static_cast<int64_t>(prompt.size()) + f.n_predict > session.n_ctx()) {
+    return Fail(fmt::format("prompt ({} tokens) + -n {} exceeds the context size {} (raise it "
+                            "with -c)",
+                            prompt.size(), f.n_predict, session.n_ctx()));
+  }
+
+  if (print_text) {
+    std::fputs(tokenizer->Decode(prompt).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  const auto t0 = Clock::now();
+  if (Status s = session.Eval(prompt); !s.ok()) return Fail(s);
+  const auto t1 = Clock::now();
+
+  Sampler sampler(f.sampling);
+  std::vector<int32_t> all = prompt;
+  int32_t n_generated = 0;
+  for (; n_generated < f.n_predict; ++n_generated) {
+    const int32_t id = sampler.Sample(session.last_logits());
+    if (!f.ignore_eos && tokenizer.ok() && id == tokenizer->eos_id()) break;
+    all.push_back(id);
+    if (print_text) {
+      std::fputs(tokenizer->TokenToPiece(id).c_str(), stdout);
+      std::fflush(stdout);
+    }
+    if (n_generated + 1 < f.n_predict) {
+      const int32_t next[] = {id};
+      if (Status s = session.Eval(next); !s.ok()) return Fail(s);
+    }
+  }
+  const auto t2 = Clock::now();
+  if (print_text) std::fputs("\n", stdout);
+  if (f.print_ids) {
+    std::string line;
+    for (size_t i = 0; i < all.size(); ++i) line += (i ? " " : "") + std::to_string(all[i]);
+    std::printf("%s\n", line.c_str());
+  }
+
+  const KvCache& cache = session.cache();
+  const auto& kv = cache.config();
+  std::fprintf(stderr, "\nprompt: %zu tokens in %.3f s (%.1f tok/s); generated: %d tokens in %.3f s (%.1f tok/s)\n",
+               prompt.size(), Seconds(t0, t1), prompt.size() / std::max(1e-9, Seconds(t0, t1)),
+               n_generated, Seconds(t1, t2), n_generated / std::max(1e-9, Seconds(t1, t2)));
+  std::fprintf(stderr, "KV cache (%s, %s): %s allocated; a full cache for %d tokens needs %s\n",
+               cache.policy().name().c_str(), std::string(TraitsOf(kv.type).name).c_str(),
+               FormatBytes(cache.AllocatedBytes()).c_str(), session.n_past(),
+               FormatBytes(KvCache::FullCacheBytes(kv.n_layer, kv.n_head_kv, kv.head_dim, kv.type,
+                                                   session.n_past()))
+                   .c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command RegisterGenerate(CLI::App& app) {
+  auto f = std::make_shared<GenerateFlags>();
+  CLI::App* cmd = app.add_subcommand("generate", "generate text from a prompt");
+  AddModelFlags(*cmd, f->model, /*default_chunk=*/0);
+  auto* prompt = cmd->add_option("-p,--prompt", f->prompt, "prompt text (BOS is added)");
+  auto* ids = cmd->add_option("--tokens", f->token_ids, "prompt as token ids, e.g. \"1 403 407\"");
+  prompt->excludes(ids);
+  cmd->add_option("-n,--n-predict", f->n_predict, "tokens to generate")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--temp", f->sampling.temperature, "temperature (0: greedy)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top-k", f->sampling.top_k, "top-k (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top-p", f->sampling.top_p, "top-p (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd->add_option("--seed", f->sampling.seed, "random seed")->capture_default_str();
+  cmd->add_flag("--print-ids", f->print_ids, "print the token ids (prompt + generated) instead of text");
+  cmd->add_flag("--ignore-eos", f->ignore_eos, "keep generating after end-of-sequence");
+  cmd->callback([cmd] {
+    if (cmd->count("--prompt") + cmd->count("--tokens") == 0) {
+      throw CLI::RequiredError("a prompt (-p TEXT or --tokens IDS)");
+    }
+  });
+  return {cmd, [f] { return RunGenerate(*f); }};
+}
+
+}  // namespace h2o::cli

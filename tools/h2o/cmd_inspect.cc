@@ -1,0 +1,92 @@
+// h2o inspect: what a GGUF file holds and how much memory running it takes.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "gguf/value.h"
+#include "kv/kv_cache.h"
+
+namespace h2o::cli {
+namespace {
+
+struct InspectFlags {
+  std::string model_path;
+  int32_t n_ctx = 0;
+  std::string kv_type = "f16";
+  bool all_tensors = false;
+};
+
+std::string Dims(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? " x " : "") + std::to_string(dims[i]);
+  return s;
+}
+
+int RunInspect(const InspectFlags& f) {
+  auto kv_type = ParseTensorType(f.kv_type);
+  if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
+    return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
+  }
+  auto file_result = gguf::File::Open(f.model_path);
+  if (!file_result.ok()) return Fail(file_result.status());
+  const gguf::File& file = **file_result;
+  std::printf("file: %s (GGUF v%u, %s, alignment %u)\n", file.path().c_str(), file.version(),
+              FormatBytes(file.file_size()).c_str(), file.alignment());
+
+  std::printf("\nmetadata (%zu keys):\n", file.metadata().size());
+  for (const gguf::KeyValue& kv : file.metadata()) {
+    std::printf("  %-44s %-8s %s\n", kv.key.c_str(),
+                std::string(gguf::ValueTypeName(kv.value.type())).c_str(),
+                gguf::FormatValue(kv.value).c_str());
+  }
+
+  size_t weight_bytes = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) weight_bytes += t.nbytes;
+  std::printf("\ntensors (%zu, %s):\n", file.tensors().size(), FormatBytes(weight_bytes).c_str());
+  const size_t shown = f.all_tensors ? file.tensors().size() : std::min<size_t>(file.tensors().size(), 24);
+  for (size_t i = 0; i < shown; ++i) {
+    const gguf::TensorInfo& t = file.tensors()[i];
+    std::printf("  %-32s %-5s %-18s %s\n", t.name.c_str(),
+                std::string(TraitsOf(t.type).name).c_str(), Dims(t.dims).c_str(),
+                FormatBytes(t.nbytes).c_str());
+  }
+  if (shown < file.tensors().size()) {
+    std::printf("  ... %zu more (--all-tensors lists them)\n", file.tensors().size() - shown);
+  }
+
+  auto model = Model::Load(f.model_path);
+  if (!model.ok()) {
+    std::printf("\nnot runnable: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  const HParams& hp = (*model)->hparams();
+  const int32_t n_ctx = f.n_ctx > 0 ? f.n_ctx : hp.n_ctx_train;
+  std::printf("\nmodel: %s, %d layers, n_embd %d, %d heads (%d KV heads, head_dim %d), n_ff %d, "
+              "vocab %d, trained context %d\n",
+              hp.arch.c_str(), hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim,
+              hp.n_ff, hp.n_vocab, hp.n_ctx_train);
+  const size_t kv_full =
+      KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, *kv_type, n_ctx);
+  std::printf("memory: weights %s (mapped); KV cache (%s) for %d tokens %s\n",
+              FormatBytes(weight_bytes).c_str(), f.kv_type.c_str(), n_ctx,
+              FormatBytes(kv_full).c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command RegisterInspect(CLI::App& app) {
+  auto f = std::make_shared<InspectFlags>();
+  CLI::App* cmd = app.add_subcommand("inspect", "show a GGUF file's metadata, tensors and memory needs");
+  cmd->add_option("model", f->model_path, "GGUF file")->required();
+  cmd->add_option("-c,--ctx-size", f->n_ctx, "context for the KV estimate (default: the model's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-type", f->kv_type, "KV element type for the estimate")->capture_default_str();
+  cmd->add_flag("--all-tensors", f->all_tensors, "list every tensor");
+  return {cmd, [f] { return RunInspect(*f); }};
+}
+
+}  // namespace h2o::cli

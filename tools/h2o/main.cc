@@ -1,0 +1,36 @@
+// `h2o`: run, evaluate and inspect GGUF models with an H2O KV cache.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"h2o.cpp: LLM inference with a Heavy-Hitter Oracle (H2O) KV cache"};
+  app.name("h2o");
+  app.require_subcommand(1);
+  const h2o::cli::Command commands[] = {
+      h2o::cli::RegisterGenerate(app), h2o::cli::RegisterPerplexity(app),
+      h2o::cli::RegisterTokenize(app), h2o::cli::RegisterInspect(app),
+      h2o::cli::RegisterConvert(app),
+  };
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string where = "h2o";
+    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "h2o: error: %s (see '%s --help')\n", e.what(), where.c_str());
+    return 2;
+  }
+  for (const h2o::cli::Command& command : commands) {
+    if (command.app->parsed()) return command.run();
+  }
+  return 1;
+}

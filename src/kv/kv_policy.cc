@@ -4,6 +4,8 @@
 
 namespace h2o {
 
+FullPolicy::FullPolicy(int32_t n_ctx) : n_ctx_(n_ctx) { H2O_CHECK(n_ctx >= 1); }
+
 int32_t FullPolicy::ChooseVictim(const HeadMetadata&) {
   // The cache never runs over a full policy's budget (budget == capacity).
   H2O_CHECK(false && "full policy asked to evict");

@@ -1,6 +1,7 @@
 // Eviction policies: which token a full (layer, head) gives up. A policy's
 // choice is a pure function of the head's metadata, so it is unit-tested
-// without a model; the KvCache applies it.
+// without a model; the KvCache applies it. Concrete policies other than
+// `full` live in kv/policies.h.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,8 @@
 
 namespace h2o {
 
-// Metadata of one (layer, head) as a policy sees it.
+// Metadata of one (layer, head) as a policy sees it. Positions of present
+// tokens are distinct (each position is appended once per head).
 struct HeadMetadata {
   const int32_t* pos = nullptr;          // [n_slots]; < 0 marks an empty slot
   const double* score = nullptr;         // [n_slots] accumulated attention
@@ -24,8 +26,13 @@ class EvictionPolicy {
   virtual ~EvictionPolicy() = default;
   // "full", "h2o", ... as used in --kv specs.
   virtual std::string name() const = 0;
+  // Tokens this policy keeps per (layer, KV head): what the cache's
+  // KvCacheConfig::budget should be set to.
+  virtual int32_t budget() const = 0;
   // Returns the slot to evict from a head holding more than its budget.
-  // Requires meta.count >= 1.
+  // Requires meta.count >= 1 (and, for each policy, more tokens than it
+  // protects; see policies.h). Not thread-safe: `random` advances its
+  // generator; the others are const in effect.
   virtual int32_t ChooseVictim(const HeadMetadata& meta) = 0;
   // Whether attention must accumulate scores / record the step's attention.
   virtual bool needs_scores() const { return false; }
@@ -33,10 +40,17 @@ class EvictionPolicy {
 };
 
 // Never evicts: the cache's budget equals its capacity (the context).
+// Position semantics: keys keep their original RoPE position.
 class FullPolicy final : public EvictionPolicy {
  public:
+  // n_ctx: the context size, which is this policy's budget. Requires >= 1.
+  explicit FullPolicy(int32_t n_ctx);
   std::string name() const override { return "full"; }
+  int32_t budget() const override { return n_ctx_; }
   int32_t ChooseVictim(const HeadMetadata& meta) override;
+
+ private:
+  int32_t n_ctx_;
 };
 
 }  // namespace h2o

@@ -13,7 +13,9 @@ namespace {
 // Evicts the lowest position: enough to exercise the cache's mechanics.
 class OldestFirst final : public EvictionPolicy {
  public:
+  explicit OldestFirst(int32_t budget) : budget_(budget) {}
   std::string name() const override { return "oldest"; }
+  int32_t budget() const override { return budget_; }
   int32_t ChooseVictim(const HeadMetadata& m) override {
     int32_t best = -1;
     for (int32_t s = 0; s < m.n_slots; ++s) {
@@ -21,6 +23,9 @@ class OldestFirst final : public EvictionPolicy {
     }
     return best;
   }
+
+ private:
+  int32_t budget_;
 };
 
 KvCacheConfig SmallConfig(TensorType type, int32_t budget, int32_t capacity) {
@@ -40,7 +45,7 @@ float Element(const KvHeadView& v, const void* base, int32_t slot, int32_t i) {
 
 TEST(KvCache, StoresRowsPerLayerAndHead) {
   for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
-    KvCache cache(SmallConfig(type, 8, 8), std::make_unique<FullPolicy>());
+    KvCache cache(SmallConfig(type, 8, 8), std::make_unique<FullPolicy>(8));
     for (int32_t pos = 0; pos < 5; ++pos) {
       for (int32_t l = 0; l < 2; ++l) {
         for (int32_t h = 0; h < 3; ++h) {
@@ -70,7 +75,7 @@ TEST(KvCache, StoresRowsPerLayerAndHead) {
 }
 
 TEST(KvCache, EvictedSlotIsReusedInPlaceAndMemoryStaysFixed) {
-  KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>());
+  KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>(3));
   const size_t bytes = cache.AllocatedBytes();
   for (int32_t pos = 0; pos < 20; ++pos) {
     for (int32_t l = 0; l < 2; ++l) {
@@ -101,7 +106,7 @@ TEST(KvCache, EvictedSlotIsReusedInPlaceAndMemoryStaysFixed) {
 }
 
 TEST(KvCache, NewTokensStartWithZeroScore) {
-  KvCache cache(SmallConfig(TensorType::kF32, 1, 2), std::make_unique<OldestFirst>());
+  KvCache cache(SmallConfig(TensorType::kF32, 1, 2), std::make_unique<OldestFirst>(1));
   const auto k = Row(0, 0, 1.0f);
   const int32_t s0 = cache.Append(0, 0, 0, k.data(), k.data());
   cache.scores(0, 0)[s0] = 5.0;
@@ -119,7 +124,7 @@ TEST(KvCache, FullCacheBytesFormula) {
 }
 
 TEST(KvCache, ClearForgetsTokens) {
-  KvCache cache(SmallConfig(TensorType::kF16, 4, 4), std::make_unique<FullPolicy>());
+  KvCache cache(SmallConfig(TensorType::kF16, 4, 4), std::make_unique<FullPolicy>(4));
   const auto k = Row(0, 0, 1.0f);
   cache.Append(1, 2, 0, k.data(), k.data());
   cache.Clear();

@@ -1,0 +1,317 @@
+// --kv parsing. One table (kPolicies) lists each policy's keys; parsing and
+// resolving both read it, so a key is added in one place.
+#include "kv/kv_spec.h"
+
+#include <limits>
+#include <span>
+#include <string>
+
+#include "kv/policies.h"
+
+namespace h2o {
+namespace {
+
+constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+struct KeyInfo {
+  const char* name;
+  bool required;
+  uint64_t default_value;  // used when not required and absent
+  bool integer_only;       // seed: never a percentage
+};
+
+struct PolicyInfo {
+  const char* name;
+  std::span<const KeyInfo> keys;
+};
+
+constexpr KeyInfo kLocalKeys[] = {{"recent", true, 0, false}};
+constexpr KeyInfo kSinkKeys[] = {{"sinks", false, 4, false}, {"recent", true, 0, false}};
+constexpr KeyInfo kH2oKeys[] = {{"heavy", true, 0, false}, {"recent", true, 0, false}};
+constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0, false}};
+constexpr KeyInfo kTovaKeys[] = {{"k", true, 0, false}};
+constexpr KeyInfo kRandomKeys[] = {
+    {"k", true, 0, false}, {"recent", false, 0, false}, {"seed", false, 0, true}};
+
+const PolicyInfo kPolicies[] = {
+    {"full", {}},
+    {"local", kLocalKeys},
+    {"sink", kSinkKeys},
+    {"h2o", kH2oKeys},
+    {"h2only", kH2onlyKeys},
+    {"tova", kTovaKeys},
+    {"random", kRandomKeys},
+};
+
+const PolicyInfo* FindPolicy(std::string_view name) {
+  for (const PolicyInfo& p : kPolicies) {
+    if (name == p.name) return &p;
+  }
+  return nullptr;
+}
+
+const KeyInfo* FindKey(const PolicyInfo& policy, std::string_view key) {
+  for (const KeyInfo& k : policy.keys) {
+    if (key == k.name) return &k;
+  }
+  return nullptr;
+}
+
+Status UnknownPolicy(std::string_view name) {
+  std::string valid;
+  for (const PolicyInfo& p : kPolicies) valid += (valid.empty() ? "" : ", ") + std::string(p.name);
+  return Status::Error("unknown KV policy '" + std::string(name) + "' (expected one of: " + valid +
+                       ")");
+}
+
+Status UnknownKey(const PolicyInfo& policy, std::string_view key) {
+  if (policy.keys.empty()) {
+    return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +
+                         "' (it takes no parameters)");
+  }
+  std::string valid;
+  for (const KeyInfo& k : policy.keys) valid += (valid.empty() ? "" : ", ") + std::string(k.name);
+  return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +
+                       "' (valid: " + valid + ")");
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Appends decimal digits to *digits; false on overflow of uint64.
+bool AccumulateDigits(std::string_view s, uint64_t* digits) {
+  for (char c : s) {
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (*digits > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
+    *digits = *digits * 10 + d;
+  }
+  return true;
+}
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!IsDigit(c)) return false;
+  }
+  return true;
+}
+
+// Parses "123", or (unless integer_only) "12%" / "12.5%".
+Result<KvSpec::Amount> ParseAmount(std::string_view key, std::string_view text,
+                                   bool integer_only) {
+  std::string where = "'";  // built by appending: GCC 12 warns falsely on "x" + string&&
+  where.append(text).append("' for '").append(key).append("'");
+  const Status bad = Status::Error(
+      "bad value " + where +
+      (integer_only ? ": expected a non-negative integer"
+                    : ": expected a non-negative integer or a percentage like 10%"));
+  KvSpec::Amount amount;
+  std::string_view number = text;
+  if (!number.empty() && number.back() == '%') {
+    if (integer_only) return bad;
+    amount.percent = true;
+    number.remove_suffix(1);
+  }
+  std::string_view int_part = number, frac_part;
+  if (const size_t dot = number.find('.'); dot != std::string_view::npos) {
+    if (!amount.percent) return bad;  // absolute counts are whole tokens
+    int_part = number.substr(0, dot);
+    frac_part = number.substr(dot + 1);
+    if (!AllDigits(frac_part)) return bad;
+  }
+  if (!AllDigits(int_part)) return bad;
+  if (!AccumulateDigits(int_part, &amount.digits) || !AccumulateDigits(frac_part, &amount.digits)) {
+    return Status::Error("value " + where + " is too large");
+  }
+  amount.scale = static_cast<int32_t>(frac_part.size());
+  const uint64_t max = integer_only ? std::numeric_limits<uint64_t>::max() : kInt32Max;
+  if (!amount.percent && amount.digits > max) {
+    return Status::Error("value " + where + " is too large (at most " + std::to_string(max) + ")");
+  }
+  // Not std::stod: it follows the C locale's decimal separator.
+  amount.value = static_cast<double>(amount.digits);
+  for (int32_t i = 0; i < amount.scale; ++i) amount.value /= 10;
+  return amount;
+}
+
+// floor(amount.digits / 10^scale / 100 * prompt_len) for a percentage.
+Result<int64_t> ResolveAmount(const std::string& key, const KvSpec::Amount& amount,
+                              int64_t prompt_len) {
+  if (!amount.percent) return static_cast<int64_t>(amount.digits);
+  unsigned __int128 denominator = 100;
+  for (int32_t i = 0; i < amount.scale; ++i) denominator *= 10;
+  const unsigned __int128 tokens =
+      static_cast<unsigned __int128>(amount.digits) * static_cast<uint64_t>(prompt_len) /
+      denominator;
+  if (tokens > kInt32Max) {
+    return Status::Error("'" + key + "' resolves to more than " + std::to_string(kInt32Max) +
+                         " tokens");
+  }
+  return static_cast<int64_t>(tokens);
+}
+
+Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
+  for (const KeyInfo& k : policy.keys) {
+    if (k.required && !spec.params.contains(k.name)) {
+      return Status::Error("missing key '" + std::string(k.name) + "' for policy '" + policy.name +
+                           "'");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<KvSpec> ParseKvSpec(std::string_view text) {
+  if (text.empty()) {
+    return Status::Error(
+        "empty KV spec (expected POLICY[:key=value,...], e.g. h2o:heavy=10%,recent=10%)");
+  }
+  KvSpec spec;
+  spec.text = std::string(text);
+  const size_t colon = text.find(':');
+  spec.policy = std::string(text.substr(0, colon));
+  const PolicyInfo* policy = FindPolicy(spec.policy);
+  if (policy == nullptr) return UnknownPolicy(spec.policy);
+  if (colon == std::string_view::npos) {
+    H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+    return spec;
+  }
+  std::string_view rest = text.substr(colon + 1);
+  if (rest.empty()) {
+    return Status::Error("nothing after ':' in KV spec '" + spec.text +
+                         "' (expected key=value pairs)");
+  }
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (item.empty()) {
+      return Status::Error(std::string(comma == std::string_view::npos ? "trailing comma"
+                                                                       : "empty parameter") +
+                           " in KV spec '" + spec.text + "'");
+    }
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return Status::Error("key without '=' in KV spec '" + spec.text + "': '" +
+                           std::string(item) + "' (expected key=value)");
+    }
+    const std::string key(item.substr(0, eq));
+    if (key.empty()) {
+      return Status::Error("missing key before '=' in KV spec '" + spec.text + "'");
+    }
+    const KeyInfo* info = FindKey(*policy, key);
+    if (info == nullptr) return UnknownKey(*policy, key);
+    if (spec.params.contains(key)) {
+      return Status::Error("duplicate key '" + key + "' in KV spec '" + spec.text + "'");
+    }
+    H2O_ASSIGN_OR_RETURN(spec.params[key], ParseAmount(key, item.substr(eq + 1),
+                                                       info->integer_only));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+  return spec;
+}
+
+bool KvSpecUsesPercent(const KvSpec& spec) {
+  for (const auto& [key, amount] : spec.params) {
+    if (amount.percent) return true;
+  }
+  return false;
+}
+
+Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_len) {
+  const PolicyInfo* policy = FindPolicy(spec.policy);
+  if (policy == nullptr) return UnknownPolicy(spec.policy);
+  for (const auto& [key, amount] : spec.params) {
+    const KeyInfo* info = FindKey(*policy, key);
+    if (info == nullptr) return UnknownKey(*policy, key);
+    if (amount.percent && info->integer_only) {
+      return Status::Error("bad value for '" + key + "': a percentage is not allowed");
+    }
+  }
+  H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+  const bool uses_percent = KvSpecUsesPercent(spec);
+  if (uses_percent && !prompt_len.has_value()) {
+    return Status::Error("percentage budgets need a prompt length (KV spec '" + spec.text + "')");
+  }
+  if (prompt_len.has_value() && *prompt_len < 0) {
+    return Status::Error("prompt length must be non-negative (got " +
+                         std::to_string(*prompt_len) + ")");
+  }
+
+  KvPlan plan;
+  plan.policy = spec.policy;
+  if (plan.policy == "full") return plan;
+  for (const KeyInfo& k : policy->keys) {
+    uint64_t value = k.default_value;
+    if (const auto it = spec.params.find(k.name); it != spec.params.end()) {
+      if (k.integer_only) {
+        value = it->second.digits;
+      } else {
+        H2O_ASSIGN_OR_RETURN(const int64_t tokens,
+                             ResolveAmount(k.name, it->second, prompt_len.value_or(0)));
+        value = static_cast<uint64_t>(tokens);
+      }
+    }
+    const std::string_view name = k.name;
+    if (name == "seed") {
+      plan.seed = value;
+    } else {
+      const auto tokens = static_cast<int32_t>(value);  // <= kInt32Max, checked above
+      if (name == "heavy") plan.heavy = tokens;
+      if (name == "recent") plan.recent = tokens;
+      if (name == "sinks") plan.sinks = tokens;
+      if (name == "k") plan.k = tokens;
+    }
+  }
+  const int64_t budget = static_cast<int64_t>(plan.heavy) + plan.recent + plan.sinks + plan.k;
+  const std::string gives = "(" + spec.text + " gives " + std::to_string(budget) +
+                            (uses_percent ? " for a " + std::to_string(*prompt_len) +
+                                                "-token prompt)"
+                                          : ")");
+  if (budget < 1) return Status::Error("KV budget must be at least 1 token " + gives);
+  if (budget > kInt32Max) {
+    return Status::Error("KV budget must be at most " + std::to_string(kInt32Max) + " tokens " +
+                         gives);
+  }
+  if (plan.policy == "sink" && plan.recent < 1) {
+    // With no window the newest token would be evicted right after it is
+    // appended, leaving the model nothing but the sinks.
+    return Status::Error("sink needs recent >= 1 (" + spec.text + " gives recent=0" +
+                         (uses_percent ? " for a " + std::to_string(*prompt_len) +
+                                             "-token prompt)"
+                                       : ")"));
+  }
+  plan.budget = static_cast<int32_t>(budget);
+  return plan;
+}
+
+std::string KvPlan::Describe() const {
+  const auto kv = [](const char* key, uint64_t v) { return std::string(key) + "=" + std::to_string(v); };
+  if (policy == "local") return "local:" + kv("recent", recent);
+  if (policy == "sink") return "sink:" + kv("sinks", sinks) + "," + kv("recent", recent);
+  if (policy == "h2o") return "h2o:" + kv("heavy", heavy) + "," + kv("recent", recent);
+  if (policy == "h2only") return "h2only:" + kv("heavy", heavy);
+  if (policy == "tova") return "tova:" + kv("k", k);
+  if (policy == "random") {
+    return "random:" + kv("k", k) + "," + kv("recent", recent) + "," + kv("seed", seed);
+  }
+  return policy;  // "full"
+}
+
+std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
+  H2O_CHECK(n_ctx >= 1);
+  if (plan.policy == "full") return std::make_unique<FullPolicy>(n_ctx);
+  if (plan.policy == "local") return std::make_unique<LocalPolicy>(plan.recent);
+  if (plan.policy == "sink") return std::make_unique<SinkPolicy>(plan.sinks, plan.recent);
+  if (plan.policy == "h2o") return std::make_unique<H2oPolicy>(plan.heavy, plan.recent);
+  if (plan.policy == "h2only") return std::make_unique<H2onlyPolicy>(plan.heavy);
+  if (plan.policy == "tova") return std::make_unique<TovaPolicy>(plan.k);
+  if (plan.policy == "random") {
+    return std::make_unique<RandomPolicy>(plan.k, plan.recent, plan.seed);
+  }
+  H2O_CHECK(false && "MakePolicy: plan not from ResolveKvSpec");
+  return nullptr;
+}
+
+}  // namespace h2o

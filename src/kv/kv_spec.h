@@ -1,0 +1,78 @@
+// The --kv option: `POLICY[:key=value[,key=value...]]`, e.g.
+// "h2o:heavy=10%,recent=10%" or "sink:sinks=4,recent=508". Parsing
+// (ParseKvSpec) checks the grammar and the keys; resolving (ResolveKvSpec)
+// turns percentages of the prompt length into absolute token counts and
+// checks the budget; MakePolicy builds the EvictionPolicy. Errors are one
+// line that names the problem and what is valid. All functions are pure and
+// thread-safe.
+//
+// Keys per policy (values are non-negative integers or percentages of the
+// prompt length like 10% or 12.5%, except seed, which is an integer):
+//   full    (none)
+//   local   recent
+//   sink    sinks (default 4), recent (>= 1 after resolving)
+//   h2o     heavy, recent
+//   h2only  heavy
+//   tova    k
+//   random  k, recent (default 0), seed (default 0)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "kv/kv_policy.h"
+
+namespace h2o {
+
+// Parsed --kv text; budgets not yet resolved.
+struct KvSpec {
+  std::string text;    // as given, e.g. "h2o:heavy=10%,recent=10%"
+  std::string policy;  // "full", "local", "sink", "h2o", "h2only", "tova", "random"
+  struct Amount {
+    double value = 0;      // the number as written (10 for "10%")
+    bool percent = false;  // value is a percentage of the prompt length
+    // Exact form, value == digits / 10^scale: doubles cannot hold every
+    // 64-bit seed, and 29% of 100 must resolve to 29, not 28.
+    uint64_t digits = 0;
+    int32_t scale = 0;
+  };
+  std::map<std::string, Amount> params;  // keys as given; defaults not filled in
+};
+
+// Parses and validates the grammar, the policy name, the keys (unknown,
+// duplicate, missing required) and the value forms. Integers must fit in
+// int32 (seed: uint64).
+Result<KvSpec> ParseKvSpec(std::string_view text);
+
+// Resolved spec: absolute token counts.
+struct KvPlan {
+  std::string policy;
+  int32_t heavy = 0, recent = 0, sinks = 0, k = 0;
+  uint64_t seed = 0;
+  int32_t budget = 0;  // tokens kept per (layer, KV head); 0 for full (= the context)
+  // The plan with absolute values, e.g. "h2o:heavy=51,recent=51"; every key
+  // of the policy is listed (defaults included), "full" alone for full.
+  std::string Describe() const;
+};
+
+// Whether any value of the spec is a percentage (so it needs a prompt length).
+bool KvSpecUsesPercent(const KvSpec& spec);
+
+// Resolves percentages as floor(value / 100 * prompt_len), fills defaults,
+// and checks that the budget is at least 1 token and fits in int32.
+// prompt_len: what percentages refer to; nullopt when unknown, which is an
+// error for a spec that uses a percentage. Accepts hand-built specs (it
+// re-validates the policy and keys).
+Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_len);
+
+// Builds the plan's policy; its budget() equals plan.budget, or n_ctx for
+// full. Requires a plan returned by ResolveKvSpec and n_ctx >= 1. The
+// caller decides what to do when plan.budget exceeds n_ctx.
+std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx);
+
+}  // namespace h2o

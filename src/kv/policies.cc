@@ -1,0 +1,152 @@
+// Victim choice for the evicting policies. Every scan visits the slots
+// [0, n_slots) once, skips empty slots (pos < 0), and keeps the best slot so
+// far under a strict "better" test whose last criterion is the lower
+// position, so ties resolve to the lowest position whatever the slot order.
+#include "kv/policies.h"
+
+#include <limits>
+
+#include "core/status.h"
+
+namespace h2o {
+namespace {
+
+// Number of present tokens with pos >= threshold.
+int32_t CountAtOrAbove(const HeadMetadata& meta, int64_t threshold) {
+  int32_t n = 0;
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    if (meta.pos[s] >= 0 && meta.pos[s] >= threshold) ++n;
+  }
+  return n;
+}
+
+// Slot of the present token with pos < limit minimising key(s), ties to the
+// lowest position; -1 when there is none.
+template <typename Key>
+int32_t ArgMinBelow(const HeadMetadata& meta, int64_t limit, Key key) {
+  int32_t best = -1;
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    const int32_t p = meta.pos[s];
+    if (p < 0 || p >= limit) continue;
+    if (best < 0 || key(s) < key(best) || (key(s) == key(best) && p < meta.pos[best])) best = s;
+  }
+  return best;
+}
+
+int32_t LowestPositionAtLeast(const HeadMetadata& meta, int32_t min_pos) {
+  int32_t best = -1;
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    const int32_t p = meta.pos[s];
+    if (p >= 0 && p >= min_pos && (best < 0 || p < meta.pos[best])) best = s;
+  }
+  return best;
+}
+
+}  // namespace
+
+int64_t RecentWindowStart(const HeadMetadata& meta, int32_t recent) {
+  H2O_CHECK(recent >= 0 && meta.count > recent);
+  if (recent == 0) return std::numeric_limits<int64_t>::max();
+  // Fast path: tokens arrive in position order and the window is never
+  // evicted, so it is the contiguous run newest_pos-recent+1..newest_pos.
+  const int64_t guess = static_cast<int64_t>(meta.newest_pos) - recent + 1;
+  if (CountAtOrAbove(meta, guess) == recent) return guess;
+  // General case: the largest t with at least `recent` positions >= t is
+  // the recent-th highest position (positions are distinct).
+  int64_t lo = 0;  // CountAtOrAbove(lo) == count > recent
+  int64_t hi = std::numeric_limits<int32_t>::max();
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (CountAtOrAbove(meta, mid) >= recent) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+LocalPolicy::LocalPolicy(int32_t recent) : recent_(recent) { H2O_CHECK(recent >= 1); }
+
+int32_t LocalPolicy::ChooseVictim(const HeadMetadata& meta) {
+  const int32_t victim = LowestPositionAtLeast(meta, 0);
+  H2O_CHECK(victim >= 0);
+  return victim;
+}
+
+SinkPolicy::SinkPolicy(int32_t sinks, int32_t recent) : sinks_(sinks), recent_(recent) {
+  H2O_CHECK(sinks >= 0 && recent >= 1);
+  H2O_CHECK(static_cast<int64_t>(sinks) + recent <= std::numeric_limits<int32_t>::max());
+}
+
+int32_t SinkPolicy::ChooseVictim(const HeadMetadata& meta) {
+  // Over budget means more than `recent` tokens at positions >= sinks, so
+  // the lowest of them lies outside the recent window.
+  const int32_t victim = LowestPositionAtLeast(meta, sinks_);
+  H2O_CHECK(victim >= 0);
+  return victim;
+}
+
+H2oPolicy::H2oPolicy(int32_t heavy, int32_t recent) : heavy_(heavy), recent_(recent) {
+  H2O_CHECK(heavy >= 0 && recent >= 0);
+  H2O_CHECK(static_cast<int64_t>(heavy) + recent >= 1);
+  H2O_CHECK(static_cast<int64_t>(heavy) + recent <= std::numeric_limits<int32_t>::max());
+}
+
+int32_t H2oPolicy::ChooseVictim(const HeadMetadata& meta) {
+  const int64_t window = RecentWindowStart(meta, recent_);
+  const int32_t victim = ArgMinBelow(meta, window, [&](int32_t s) { return meta.score[s]; });
+  H2O_CHECK(victim >= 0);
+  return victim;
+}
+
+H2onlyPolicy::H2onlyPolicy(int32_t heavy) : heavy_(heavy) { H2O_CHECK(heavy >= 1); }
+
+int32_t H2onlyPolicy::ChooseVictim(const HeadMetadata& meta) {
+  const int32_t victim = ArgMinBelow(meta, std::numeric_limits<int64_t>::max(),
+                                     [&](int32_t s) { return meta.score[s]; });
+  H2O_CHECK(victim >= 0);
+  return victim;
+}
+
+TovaPolicy::TovaPolicy(int32_t k) : k_(k) { H2O_CHECK(k >= 1); }
+
+int32_t TovaPolicy::ChooseVictim(const HeadMetadata& meta) {
+  const int32_t victim = ArgMinBelow(meta, std::numeric_limits<int64_t>::max(),
+                                     [&](int32_t s) { return meta.step_attention[s]; });
+  H2O_CHECK(victim >= 0);
+  return victim;
+}
+
+RandomPolicy::RandomPolicy(int32_t k, int32_t recent, uint64_t seed)
+    : k_(k), recent_(recent), rng_(seed) {
+  H2O_CHECK(k >= 0 && recent >= 0);
+  H2O_CHECK(static_cast<int64_t>(k) + recent >= 1);
+  H2O_CHECK(static_cast<int64_t>(k) + recent <= std::numeric_limits<int32_t>::max());
+}
+
+uint64_t RandomPolicy::UniformIndex(std::mt19937_64& rng, uint64_t n) {
+  H2O_CHECK(n >= 1);
+  // 2^64 mod n, computed in 64 bits: (2^64 - n) mod n.
+  const uint64_t reject_below = (0 - n) % n;
+  uint64_t r = rng();
+  while (r < reject_below) r = rng();
+  return r % n;
+}
+
+int32_t RandomPolicy::ChooseVictim(const HeadMetadata& meta) {
+  const int64_t window = RecentWindowStart(meta, recent_);
+  int32_t n_candidates = 0;
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    if (meta.pos[s] >= 0 && meta.pos[s] < window) ++n_candidates;
+  }
+  H2O_CHECK(n_candidates >= 1);
+  int64_t pick = static_cast<int64_t>(UniformIndex(rng_, static_cast<uint64_t>(n_candidates)));
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    if (meta.pos[s] >= 0 && meta.pos[s] < window && pick-- == 0) return s;
+  }
+  H2O_CHECK(false && "random policy lost its candidate");
+  return -1;
+}
+
+}  // namespace h2o

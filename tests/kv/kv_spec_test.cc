@@ -1,0 +1,234 @@
+// --kv parsing and resolving: each valid form gives the right absolute
+// numbers and policy; each malformed form gives its one-line error.
+#include "kv/kv_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace h2o {
+namespace {
+
+KvPlan MustResolve(const std::string& text, std::optional<int64_t> prompt_len) {
+  const Result<KvSpec> spec = ParseKvSpec(text);
+  EXPECT_TRUE(spec.ok()) << text << ": " << spec.status().message();
+  if (!spec.ok()) return {};
+  const Result<KvPlan> plan = ResolveKvSpec(spec.value(), prompt_len);
+  EXPECT_TRUE(plan.ok()) << text << ": " << plan.status().message();
+  return plan.ok() ? plan.value() : KvPlan{};
+}
+
+std::string ParseError(const std::string& text) {
+  const Result<KvSpec> spec = ParseKvSpec(text);
+  EXPECT_FALSE(spec.ok()) << "'" << text << "' parsed";
+  return spec.status().message();
+}
+
+std::string ResolveError(const std::string& text, std::optional<int64_t> prompt_len) {
+  const Result<KvSpec> spec = ParseKvSpec(text);
+  EXPECT_TRUE(spec.ok()) << text << ": " << spec.status().message();
+  if (!spec.ok()) return "";
+  const Result<KvPlan> plan = ResolveKvSpec(spec.value(), prompt_len);
+  EXPECT_FALSE(plan.ok()) << "'" << text << "' resolved";
+  return plan.status().message();
+}
+
+TEST(KvSpec, ParsesPolicyAndParamsAsGiven) {
+  const Result<KvSpec> spec = ParseKvSpec("h2o:heavy=12.5%,recent=64");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->text, "h2o:heavy=12.5%,recent=64");
+  EXPECT_EQ(spec->policy, "h2o");
+  ASSERT_EQ(spec->params.size(), 2u);
+  EXPECT_TRUE(spec->params.at("heavy").percent);
+  EXPECT_EQ(spec->params.at("heavy").value, 12.5);
+  EXPECT_FALSE(spec->params.at("recent").percent);
+  EXPECT_EQ(spec->params.at("recent").value, 64);
+  EXPECT_TRUE(KvSpecUsesPercent(spec.value()));
+  EXPECT_FALSE(KvSpecUsesPercent(ParseKvSpec("h2o:heavy=1,recent=2").value()));
+  EXPECT_TRUE(ParseKvSpec("sink:recent=8").value().params.size() == 1);  // defaults not filled
+}
+
+TEST(KvSpec, ResolvesThePapersTwentyPercentBudget) {
+  const KvPlan plan = MustResolve("h2o:heavy=10%,recent=10%", 512);
+  EXPECT_EQ(plan.policy, "h2o");
+  EXPECT_EQ(plan.heavy, 51);
+  EXPECT_EQ(plan.recent, 51);
+  EXPECT_EQ(plan.budget, 102);
+  EXPECT_EQ(plan.Describe(), "h2o:heavy=51,recent=51");
+}
+
+TEST(KvSpec, ResolvesEveryPolicy) {
+  KvPlan p = MustResolve("full", std::nullopt);
+  EXPECT_EQ(p.policy, "full");
+  EXPECT_EQ(p.budget, 0);
+  EXPECT_EQ(p.Describe(), "full");
+
+  p = MustResolve("local:recent=256", std::nullopt);
+  EXPECT_EQ(p.recent, 256);
+  EXPECT_EQ(p.budget, 256);
+  EXPECT_EQ(p.Describe(), "local:recent=256");
+
+  p = MustResolve("sink:sinks=4,recent=508", std::nullopt);
+  EXPECT_EQ(p.sinks, 4);
+  EXPECT_EQ(p.recent, 508);
+  EXPECT_EQ(p.budget, 512);
+  EXPECT_EQ(p.Describe(), "sink:sinks=4,recent=508");
+
+  p = MustResolve("sink:recent=60", std::nullopt);  // sinks defaults to 4
+  EXPECT_EQ(p.sinks, 4);
+  EXPECT_EQ(p.budget, 64);
+
+  p = MustResolve("h2o:heavy=64,recent=32", std::nullopt);
+  EXPECT_EQ(p.budget, 96);
+
+  p = MustResolve("h2o:recent=0,heavy=5", std::nullopt);  // any key order
+  EXPECT_EQ(p.heavy, 5);
+  EXPECT_EQ(p.recent, 0);
+  EXPECT_EQ(p.budget, 5);
+
+  p = MustResolve("h2only:heavy=20%", 100);
+  EXPECT_EQ(p.heavy, 20);
+  EXPECT_EQ(p.budget, 20);
+  EXPECT_EQ(p.Describe(), "h2only:heavy=20");
+
+  p = MustResolve("tova:k=33", std::nullopt);
+  EXPECT_EQ(p.k, 33);
+  EXPECT_EQ(p.budget, 33);
+  EXPECT_EQ(p.Describe(), "tova:k=33");
+
+  p = MustResolve("random:k=10", std::nullopt);  // recent and seed default to 0
+  EXPECT_EQ(p.k, 10);
+  EXPECT_EQ(p.recent, 0);
+  EXPECT_EQ(p.seed, 0u);
+  EXPECT_EQ(p.budget, 10);
+  EXPECT_EQ(p.Describe(), "random:k=10,recent=0,seed=0");
+
+  // Seeds keep all 64 bits (a double would round this one).
+  p = MustResolve("random:k=10%,recent=5,seed=18446744073709551615", 200);
+  EXPECT_EQ(p.k, 20);
+  EXPECT_EQ(p.recent, 5);
+  EXPECT_EQ(p.seed, 18446744073709551615ull);
+  EXPECT_EQ(p.budget, 25);
+}
+
+TEST(KvSpec, PercentagesFloorExactly) {
+  // Decimal arithmetic, not binary: 0.29 * 100 is 28.999... in doubles.
+  EXPECT_EQ(MustResolve("h2only:heavy=29%", 100).heavy, 29);
+  EXPECT_EQ(MustResolve("h2only:heavy=12.5%", 8).heavy, 1);
+  EXPECT_EQ(MustResolve("h2o:heavy=12.5%,recent=7%", 1000).budget, 125 + 70);
+  EXPECT_EQ(MustResolve("h2only:heavy=100%", 4096).heavy, 4096);
+  EXPECT_EQ(MustResolve("h2o:heavy=0.1%,recent=1", 999).heavy, 0);
+  EXPECT_EQ(MustResolve("h2only:heavy=0.1%", 1000).heavy, 1);
+  EXPECT_EQ(MustResolve("h2only:heavy=33.333%", 3000).heavy, 999);
+  EXPECT_EQ(MustResolve("h2only:heavy=007", std::nullopt).heavy, 7);
+}
+
+TEST(KvSpec, MakePolicyBuildsThePlansPolicy) {
+  const struct {
+    const char* text;
+    const char* name;
+    int32_t budget;
+  } cases[] = {{"full", "full", 2048},
+               {"local:recent=16", "local", 16},
+               {"sink:sinks=2,recent=16", "sink", 18},
+               {"h2o:heavy=10%,recent=10%", "h2o", 102},
+               {"h2only:heavy=9", "h2only", 9},
+               {"tova:k=12", "tova", 12},
+               {"random:k=3,recent=4,seed=9", "random", 7}};
+  for (const auto& c : cases) {
+    const KvPlan plan = MustResolve(c.text, 512);
+    const std::unique_ptr<EvictionPolicy> policy = MakePolicy(plan, 2048);
+    ASSERT_NE(policy, nullptr);
+    EXPECT_EQ(policy->name(), c.name);
+    EXPECT_EQ(policy->budget(), c.budget) << c.text;
+    if (plan.policy != "full") {
+      EXPECT_EQ(policy->budget(), plan.budget) << c.text;
+    }
+  }
+}
+
+TEST(KvSpec, ParseErrors) {
+  EXPECT_EQ(ParseError(""),
+            "empty KV spec (expected POLICY[:key=value,...], e.g. h2o:heavy=10%,recent=10%)");
+  EXPECT_EQ(ParseError("h3o:heavy=1,recent=1"),
+            "unknown KV policy 'h3o' (expected one of: full, local, sink, h2o, h2only, tova, "
+            "random)");
+  EXPECT_EQ(ParseError("H2O:heavy=1,recent=1").substr(0, 22), "unknown KV policy 'H2O");
+  EXPECT_EQ(ParseError(":recent=1").substr(0, 21), "unknown KV policy '' ");
+  EXPECT_EQ(ParseError("local:heavy=3"), "unknown key 'heavy' for policy 'local' (valid: recent)");
+  EXPECT_EQ(ParseError("random:k=1,seeds=2"),
+            "unknown key 'seeds' for policy 'random' (valid: k, recent, seed)");
+  EXPECT_EQ(ParseError("full:recent=3"),
+            "unknown key 'recent' for policy 'full' (it takes no parameters)");
+  EXPECT_EQ(ParseError("h2o:heavy=10"), "missing key 'recent' for policy 'h2o'");
+  EXPECT_EQ(ParseError("h2o"), "missing key 'heavy' for policy 'h2o'");
+  EXPECT_EQ(ParseError("tova:"), "nothing after ':' in KV spec 'tova:' (expected key=value pairs)");
+  EXPECT_EQ(ParseError("h2o:heavy=-3,recent=1"),
+            "bad value '-3' for 'heavy': expected a non-negative integer or a percentage like 10%");
+  for (const char* bad : {"+3", "3.5", "1e3", "%", "10%%", ".5%", "5.%", "0x10", " 3", "3 ", "",
+                          "ten", "10 %", "1,5%"}) {
+    const std::string text = std::string("h2only:heavy=") + bad;
+    if (std::string(bad) == "1,5%") {
+      EXPECT_EQ(ParseError(text), "key without '=' in KV spec '" + text + "': '5%' (expected key=value)");
+      continue;
+    }
+    EXPECT_EQ(ParseError(text), "bad value '" + std::string(bad) +
+                                    "' for 'heavy': expected a non-negative integer or a "
+                                    "percentage like 10%")
+        << text;
+  }
+  EXPECT_EQ(ParseError("random:k=1,seed=10%"),
+            "bad value '10%' for 'seed': expected a non-negative integer");
+  EXPECT_EQ(ParseError("random:k=1,seed=-1"),
+            "bad value '-1' for 'seed': expected a non-negative integer");
+  EXPECT_EQ(ParseError("h2o:heavy=1,heavy=2,recent=1"),
+            "duplicate key 'heavy' in KV spec 'h2o:heavy=1,heavy=2,recent=1'");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,"),
+            "trailing comma in KV spec 'h2o:heavy=1,recent=1,'");
+  EXPECT_EQ(ParseError("h2o:heavy=1,,recent=1"),
+            "empty parameter in KV spec 'h2o:heavy=1,,recent=1'");
+  EXPECT_EQ(ParseError("h2o:heavy,recent=1"),
+            "key without '=' in KV spec 'h2o:heavy,recent=1': 'heavy' (expected key=value)");
+  EXPECT_EQ(ParseError("h2o:=1,recent=1"), "missing key before '=' in KV spec 'h2o:=1,recent=1'");
+  EXPECT_EQ(ParseError("h2only:heavy=2147483648"),
+            "value '2147483648' for 'heavy' is too large (at most 2147483647)");
+  EXPECT_EQ(ParseError("h2only:heavy=99999999999999999999999"),
+            "value '99999999999999999999999' for 'heavy' is too large");
+  EXPECT_EQ(ParseError("random:k=1,seed=18446744073709551616"),
+            "value '18446744073709551616' for 'seed' is too large");
+  EXPECT_TRUE(ParseKvSpec("h2only:heavy=2147483647").ok());
+}
+
+TEST(KvSpec, ResolveErrors) {
+  EXPECT_EQ(ResolveError("h2o:heavy=10%,recent=10%", std::nullopt),
+            "percentage budgets need a prompt length (KV spec 'h2o:heavy=10%,recent=10%')");
+  EXPECT_EQ(ResolveError("h2o:heavy=0,recent=0", std::nullopt),
+            "KV budget must be at least 1 token (h2o:heavy=0,recent=0 gives 0)");
+  EXPECT_EQ(ResolveError("h2o:heavy=10%,recent=10%", 5),
+            "KV budget must be at least 1 token (h2o:heavy=10%,recent=10% gives 0 for a 5-token "
+            "prompt)");
+  EXPECT_EQ(ResolveError("local:recent=0", 100),
+            "KV budget must be at least 1 token (local:recent=0 gives 0)");
+  EXPECT_EQ(ResolveError("sink:sinks=4,recent=0", 100),
+            "sink needs recent >= 1 (sink:sinks=4,recent=0 gives recent=0)");
+  EXPECT_EQ(ResolveError("h2o:heavy=2147483647,recent=1", std::nullopt),
+            "KV budget must be at most 2147483647 tokens (h2o:heavy=2147483647,recent=1 gives "
+            "2147483648)");
+  EXPECT_EQ(ResolveError("h2only:heavy=200%", 2000000000),
+            "'heavy' resolves to more than 2147483647 tokens");
+  EXPECT_EQ(ResolveError("tova:k=1", -1), "prompt length must be non-negative (got -1)");
+
+  // Hand-built specs are re-validated.
+  KvSpec spec;
+  spec.policy = "nope";
+  EXPECT_FALSE(ResolveKvSpec(spec, 10).ok());
+  spec.policy = "h2o";
+  spec.params["heavy"] = {.value = 1, .percent = false, .digits = 1, .scale = 0};
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(), "missing key 'recent' for policy 'h2o'");
+  spec.params["sinks"] = {};
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent)");
+}
+
+}  // namespace
+}  // namespace h2o

@@ -1,0 +1,168 @@
+// Policies driven through a real KvCache: tokens arrive in chunks with
+// random K/V, attention is simulated by adding random scores (or writing
+// random step attention), and after every EvictOverBudget the kept set is
+// compared with a plain simulation that keeps a std::vector of tokens and
+// erases the victim of DESIGN.md section 3 directly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kv/kv_cache.h"
+#include "kv/policies.h"
+
+namespace h2o {
+namespace {
+
+constexpr int32_t kLayers = 2;
+constexpr int32_t kHeads = 2;
+constexpr int32_t kHeadDim = 4;
+constexpr int32_t kMaxChunk = 4;
+
+struct SimToken {
+  int32_t pos;
+  double score;  // accumulated (h2o, h2only) or this step's attention (tova)
+};
+
+// The section-3 rule on a plain token list: candidates are all tokens but
+// the `recent` highest positions; the victim has the smallest score, ties to
+// the lowest position.
+void SimEvict(std::vector<SimToken>& tokens, int32_t budget, int32_t recent) {
+  while (static_cast<int32_t>(tokens.size()) > budget) {
+    std::vector<SimToken> by_pos = tokens;
+    std::sort(by_pos.begin(), by_pos.end(),
+              [](const SimToken& a, const SimToken& b) { return a.pos < b.pos; });
+    by_pos.resize(by_pos.size() - recent);  // drop the window
+    const SimToken victim = *std::min_element(
+        by_pos.begin(), by_pos.end(), [](const SimToken& a, const SimToken& b) {
+          return a.score < b.score || (a.score == b.score && a.pos < b.pos);
+        });
+    tokens.erase(std::find_if(tokens.begin(), tokens.end(),
+                              [&](const SimToken& t) { return t.pos == victim.pos; }));
+  }
+}
+
+std::vector<int32_t> KeptPositions(const KvCache& cache, int32_t l, int32_t h) {
+  const KvHeadView view = cache.View(l, h);
+  std::vector<int32_t> kept;
+  for (int32_t s = 0; s < view.n_slots; ++s) {
+    if (view.pos[s] >= 0) kept.push_back(view.pos[s]);
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+int32_t SlotOf(const KvCache& cache, int32_t l, int32_t h, int32_t pos) {
+  const KvHeadView view = cache.View(l, h);
+  for (int32_t s = 0; s < view.n_slots; ++s) {
+    if (view.pos[s] == pos) return s;
+  }
+  return -1;
+}
+
+enum class Signal { kNone, kAccumulate, kStep };
+
+// Runs n_tokens through a cache with `policy`; checks count and window at
+// every step, and (when `recent_for_sim` >= 0) the exact kept set against
+// SimEvict, which then also drives the scores. `sinks` > 0 also checks that positions 0..sinks-1 stay.
+void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t recent,
+         int32_t recent_for_sim, int32_t sinks, int32_t n_tokens, uint64_t seed) {
+  const int32_t budget = policy->budget();
+  const std::string name = policy->name();
+  KvCache cache({.n_layer = kLayers, .n_head_kv = kHeads, .head_dim = kHeadDim, .budget = budget,
+                 .capacity = budget + kMaxChunk, .type = TensorType::kF16},
+                std::move(policy));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<std::vector<SimToken>> sim(kLayers * kHeads);
+  int32_t pos = 0;
+  while (pos < n_tokens) {
+    const int32_t chunk = std::min<int32_t>(1 + static_cast<int32_t>(rng() % kMaxChunk),
+                                            n_tokens - pos);
+    for (int32_t l = 0; l < kLayers; ++l) {
+      for (int32_t h = 0; h < kHeads; ++h) {
+        auto& tokens = sim[l * kHeads + h];
+        for (int32_t t = pos; t < pos + chunk; ++t) {
+          float k[kHeadDim], v[kHeadDim];
+          for (int32_t i = 0; i < kHeadDim; ++i) k[i] = value(rng), v[i] = value(rng);
+          cache.Append(l, h, t, k, v);
+          if (recent_for_sim >= 0) tokens.push_back({t, 0.0});
+        }
+        // "Attention": multiples of 1/4 keep every sum exact and ties common.
+        for (SimToken& token : tokens) {
+          const double x = 0.25 * static_cast<double>(rng() % 4);
+          const int32_t slot = SlotOf(cache, l, h, token.pos);
+          ASSERT_GE(slot, 0);
+          if (signal == Signal::kAccumulate) {
+            token.score += x;
+            cache.scores(l, h)[slot] += x;
+          } else if (signal == Signal::kStep) {
+            token.score = x;
+            cache.step_attention(l, h)[slot] = static_cast<float>(x);
+          }
+        }
+        if (recent_for_sim >= 0) SimEvict(tokens, budget, recent_for_sim);
+      }
+      cache.EvictOverBudget(l);
+      for (int32_t h = 0; h < kHeads; ++h) {
+        const std::vector<int32_t> kept = KeptPositions(cache, l, h);
+        const int32_t end = pos + chunk;
+        ASSERT_EQ(cache.count(l, h), std::min(end, budget)) << name << " pos " << end;
+        ASSERT_EQ(static_cast<int32_t>(kept.size()), std::min(end, budget));
+        for (int32_t p = std::max(0, end - recent); p < end; ++p) {
+          ASSERT_TRUE(std::binary_search(kept.begin(), kept.end(), p))
+              << name << ": recent position " << p << " evicted at " << end;
+        }
+        for (int32_t p = 0; p < std::min(sinks, end); ++p) {
+          ASSERT_TRUE(std::binary_search(kept.begin(), kept.end(), p))
+              << name << ": sink " << p << " evicted at " << end;
+        }
+        if (recent_for_sim >= 0) {
+          std::vector<int32_t> expected;
+          for (const SimToken& t : sim[l * kHeads + h]) expected.push_back(t.pos);
+          std::sort(expected.begin(), expected.end());
+          ASSERT_EQ(kept, expected) << name << " layer " << l << " head " << h << " at " << end;
+        }
+      }
+    }
+    pos += chunk;
+  }
+}
+
+TEST(PolicyCache, H2oKeepsWhatThePlainSimulationKeeps) {
+  Simulate(std::make_unique<H2oPolicy>(6, 5), Signal::kAccumulate, 5, 5, 0, 600, 1);
+  Simulate(std::make_unique<H2oPolicy>(1, 9), Signal::kAccumulate, 9, 9, 0, 300, 2);
+  Simulate(std::make_unique<H2oPolicy>(8, 0), Signal::kAccumulate, 0, 0, 0, 300, 3);
+  Simulate(std::make_unique<H2oPolicy>(0, 3), Signal::kAccumulate, 3, 3, 0, 300, 4);
+}
+
+TEST(PolicyCache, H2onlyKeepsWhatThePlainSimulationKeeps) {
+  Simulate(std::make_unique<H2onlyPolicy>(7), Signal::kAccumulate, 0, 0, 0, 600, 5);
+}
+
+TEST(PolicyCache, TovaKeepsWhatThePlainSimulationKeeps) {
+  Simulate(std::make_unique<TovaPolicy>(7), Signal::kStep, 0, 0, 0, 600, 6);
+}
+
+TEST(PolicyCache, LocalKeepsExactlyTheLastRecent) {
+  // All scores equal: the simulation then evicts the lowest position, which
+  // is the local rule; the window check covers every kept token.
+  Simulate(std::make_unique<LocalPolicy>(9), Signal::kNone, 9, 9, 0, 500, 7);
+}
+
+TEST(PolicyCache, SinksAreNeverEvicted) {
+  // Kept = the sinks plus the last `recent`; checked exactly at every step.
+  Simulate(std::make_unique<SinkPolicy>(4, 13), Signal::kNone, 13, -1, 4, 3000, 8);
+  Simulate(std::make_unique<SinkPolicy>(1, 2), Signal::kNone, 2, -1, 1, 1000, 9);
+}
+
+TEST(PolicyCache, RandomKeepsTheWindowAndTheBudget) {
+  Simulate(std::make_unique<RandomPolicy>(6, 5, 99), Signal::kNone, 5, -1, 0, 1000, 10);
+  Simulate(std::make_unique<RandomPolicy>(6, 0, 3), Signal::kNone, 0, -1, 0, 300, 11);
+}
+
+}  // namespace
+}  // namespace h2o

@@ -5,6 +5,11 @@
 #include <cstring>
 
 #include "core/status.h"
+#include "kernels/simd.h"
+
+#if defined(H2O_KERNELS_X86_SIMD)
+#include <cpuid.h>
+#endif
 
 namespace h2o::kernels {
 
@@ -24,10 +29,47 @@ const TypeKernels& KernelTable::For(TensorType type) const {
   CheckFailed("KernelTable::For: unsupported tensor type", __FILE__, __LINE__);
 }
 
+#if defined(H2O_KERNELS_X86_SIMD)
+namespace {
+
+// CPUID leaf 1, ECX bit 29. __builtin_cpu_supports has no portable name for
+// it (clang 14 lacks "f16c"); the AVX state check is already in "avx2".
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
+
+}  // namespace
+
+// __builtin_cpu_supports reports AVX and AVX-512 features only when the OS
+// saves their registers (XCR0), so no separate XGETBV check is needed.
+bool CpuHasAvx2() {
+  static const bool has =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
+  return has;
+}
+
+bool CpuHasAvx512() {
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return has;
+}
+#else
+bool CpuHasAvx2() { return false; }
+bool CpuHasAvx512() { return false; }
+#endif
+
 std::vector<const KernelTable*> AvailableKernels() {
   // SIMD backends go in front of the reference, each guarded by a compile
   // flag (was it built?) and a CPUID check (can this machine run it?).
-  return {&RefKernels()};
+  std::vector<const KernelTable*> tables;
+#if defined(H2O_KERNELS_X86_SIMD)
+  if (CpuHasAvx512()) tables.push_back(&Avx512Kernels());
+  if (CpuHasAvx2()) tables.push_back(&Avx2Kernels());
+#endif
+  tables.push_back(&RefKernels());
+  return tables;
 }
 
 const KernelTable& SelectKernels(const char* env_value) {

@@ -4,8 +4,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "kernels/ref.h"
+#include "kernels/simd.h"
 
 namespace h2o::kernels {
 namespace {
@@ -15,6 +18,29 @@ TEST(DispatchTest, ReferenceIsAlwaysAvailableAndLast) {
   ASSERT_FALSE(available.empty());
   EXPECT_EQ(available.back(), &RefKernels());
   EXPECT_STREQ(RefKernels().name, "ref");
+}
+
+// avx512, avx2, ref: each SIMD table listed exactly when CPUID allows it,
+// best first, and selectable by name.
+TEST(DispatchTest, SimdBackendsFollowCpuid) {
+  std::vector<std::string> want;
+  if (CpuHasAvx512()) want.push_back("avx512");
+  if (CpuHasAvx2()) want.push_back("avx2");
+  want.push_back("ref");
+  std::vector<std::string> got;
+  for (const KernelTable* table : AvailableKernels()) {
+    got.push_back(table->name);
+    EXPECT_EQ(&SelectKernels(table->name), table);
+  }
+#if defined(H2O_KERNELS_X86_SIMD)
+  EXPECT_EQ(got, want);
+#else
+  EXPECT_EQ(got, std::vector<std::string>{"ref"});
+#endif
+  // AVX-512 machines always have AVX2, FMA and F16C.
+  if (CpuHasAvx512()) {
+    EXPECT_TRUE(CpuHasAvx2());
+  }
 }
 
 TEST(DispatchTest, SelectByName) {

@@ -1,0 +1,107 @@
+// Single-thread MatVec throughput of every kernel backend this CPU runs,
+// per weight type: y = W x for a 2048 x 2048 matrix, one DotRow per row
+// (what MatVec does on one thread), reported as weight bytes read per
+// second. The matrix is 16 MiB in f32 and 2.1 MiB in q4_0, so the small
+// types run from cache and show compute speed, the large ones approach
+// memory bandwidth. DotRow4096 repeats one 4096-element row that stays in
+// L1/L2: the kernel's compute speed alone.
+//
+//   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/tensor_type.h"
+#include "kernels/dispatch.h"
+
+namespace h2o::kernels {
+namespace {
+
+constexpr int64_t kRows = 2048;
+constexpr int64_t kCols = 2048;
+
+struct Matrix {
+  TensorType type;
+  std::vector<uint8_t> data;  // [kRows][RowBytes(type, kCols)]
+};
+
+Matrix MakeMatrix(TensorType type) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> row(kCols);
+  const size_t row_bytes = RowBytes(type, kCols);
+  Matrix m{type, std::vector<uint8_t>(row_bytes * kRows)};
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (float& v : row) v = dist(rng);
+    RefKernels().For(type).quantize_row(row.data(), m.data.data() + r * row_bytes, kCols);
+  }
+  return m;
+}
+
+void BM_MatVec(benchmark::State& state, const KernelTable* table, const Matrix* m) {
+  std::vector<float> x(kCols, 0.5f);
+  std::vector<float> y(kRows);
+  const DotRowFn dot = table->For(m->type).dot_row;
+  const size_t row_bytes = RowBytes(m->type, kCols);
+  for (auto _ : state) {
+    for (int64_t r = 0; r < kRows; ++r) y[r] = dot(m->data.data() + r * row_bytes, x.data(), kCols);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(m->data.size()));
+}
+
+void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
+  constexpr int64_t kN = 4096;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(kN), x(kN);
+  for (float& v : values) v = dist(rng);
+  for (float& v : x) v = dist(rng);
+  std::vector<uint8_t> row(RowBytes(type, kN));
+  RefKernels().For(type).quantize_row(values.data(), row.data(), kN);
+  const DotRowFn dot = table->For(type).dot_row;
+  for (auto _ : state) {
+    float y = dot(row.data(), x.data(), kN);
+    benchmark::DoNotOptimize(y);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(row.size()));
+}
+
+}  // namespace
+}  // namespace h2o::kernels
+
+int main(int argc, char** argv) {
+  using namespace h2o;
+  using namespace h2o::kernels;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  static std::vector<Matrix> matrices;
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                          TensorType::kQ4_0}) {
+    matrices.push_back(MakeMatrix(type));
+  }
+  for (const Matrix& m : matrices) {
+    for (const KernelTable* table : AvailableKernels()) {
+      const std::string name =
+          std::string("MatVec2048/") + std::string(TraitsOf(m.type).name) + "/" + table->name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, table, &m)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  for (const Matrix& m : matrices) {
+    for (const KernelTable* table : AvailableKernels()) {
+      const std::string name =
+          std::string("DotRow4096/") + std::string(TraitsOf(m.type).name) + "/" + table->name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_DotRow, table, m.type);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

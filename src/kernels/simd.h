@@ -1,0 +1,49 @@
+// The x86 SIMD backends of the kernel table. Each lives in its own source
+// file compiled with its own target flags (simd_avx2.cc: AVX2 + FMA + F16C;
+// simd_avx512.cc: AVX-512 F/BW/VL/DQ on top), so nothing from those files
+// may run before the matching CPU check below has passed; dispatch.cc does
+// that check once, and AvailableKernels() only lists tables the CPU runs.
+// Contracts are those of the reference kernels (ref.h), which every entry
+// is tested against (tests/kernels/simd_test.cc).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dispatch.h"
+
+namespace h2o::kernels {
+
+// Whether this CPU and OS run the AVX2 table: AVX2, FMA and F16C, with the
+// YMM state enabled by the OS. Thread-safe.
+bool CpuHasAvx2();
+
+// Whether this CPU and OS run the AVX-512 table: everything CpuHasAvx2()
+// asks plus AVX-512 F, BW, VL and DQ with the ZMM state enabled.
+bool CpuHasAvx512();
+
+#if defined(H2O_KERNELS_X86_SIMD)
+
+// The tables. Requires CpuHasAvx2() / CpuHasAvx512() (not checked: the
+// check itself would be compiled for the target it guards).
+const KernelTable& Avx2Kernels();
+const KernelTable& Avx512Kernels();
+
+// y[i] = exp(x[i]) for i in [0, n), with the vectorized approximation that
+// SoftmaxInPlace and SwiGluInPlace of each backend use: at most about 1 ulp
+// (relative error < 2e-7) over the whole float range, exact 0 below
+// -103.97 (and for -inf), inf above 88.72. y may alias x. Exposed so the
+// tests can measure its accuracy; same requirements as the tables.
+namespace avx2 {
+void ExpRow(const float* x, float* y, int64_t n);
+// Also the AVX-512 table's RoPE (double-precision rotation, bit-identical
+// to the reference; 512-bit registers would not change its cost).
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
+                 float freq_scale, RopeMode mode);
+}  // namespace avx2
+namespace avx512 {
+void ExpRow(const float* x, float* y, int64_t n);
+}  // namespace avx512
+
+#endif  // H2O_KERNELS_X86_SIMD
+
+}  // namespace h2o::kernels

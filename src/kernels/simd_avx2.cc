@@ -1,0 +1,462 @@
+// AVX2 + FMA + F16C backend: 8 floats per register.
+//
+// This file is compiled with -mavx2 -mfma -mf16c and runs only after
+// CpuHasAvx2(). To keep AVX2 code from leaking into callers that run on
+// any CPU, it defines only internal-linkage helpers and its own namespace's
+// functions, and odr-uses no inline function or template from a header
+// (no std::min, no fp16.h): a non-inlined copy of such a function would be
+// an AVX2 build of a symbol the linker may pick for every caller.
+// -ffp-contract=off keeps the compiler from fusing multiplies and adds that
+// are written apart (the RoPE rotation is bit-identical to the reference).
+//
+// Invariants: every loop handles the last n % 8 elements with masked
+// loads/stores (or a zero-padded copy for 16-bit types), so pointers need
+// no alignment and reads never pass the end of an array. Dot products keep
+// several independent accumulators; the quantized ones convert int8 -> f32
+// in registers, multiply with x, and scale the block sum by d once.
+#include <immintrin.h>
+#include <math.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/dispatch.h"
+#include "kernels/quant.h"
+#include "kernels/ref.h"
+#include "kernels/simd.h"
+
+namespace h2o::kernels::avx2 {
+namespace {
+
+constexpr int64_t kWidth = 8;
+
+float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+double HorizontalSum(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+  return _mm_cvtsd_f64(s);
+}
+
+float HorizontalMax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Lanes [0, n) set, n in [0, 8].
+__m256i TailMask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The first n floats of p, zeros after; reads nothing past p + n.
+__m256 LoadTail(const float* p, int64_t n) { return _mm256_maskload_ps(p, TailMask(n)); }
+void StoreTail(float* p, __m256 v, int64_t n) { _mm256_maskstore_ps(p, TailMask(n), v); }
+
+__m256 LoadF16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__m256 LoadBF16(const uint16_t* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+// n < 8 halves through a zero-padded copy (no masked 16-bit loads in AVX2).
+template <typename Load>
+__m256 Load16Tail(Load load, const uint16_t* p, int64_t n) {
+  uint16_t buf[kWidth] = {};
+  std::memcpy(buf, p, static_cast<size_t>(n) * sizeof(uint16_t));
+  return load(buf);
+}
+
+// 8 int8 -> 8 floats.
+__m256 Int8x8ToFloat(__m128i q) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)); }
+__m256 LoadQ8x8(const int8_t* q) {
+  return Int8x8ToFloat(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+}
+
+float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
+
+// sum_i w[i] x[i] where load(i) gives w[i, i+8) and load_tail(i, m) the
+// last m < 8 of them zero-padded.
+template <typename Load, typename LoadTailFn>
+float DotFloats(Load load, LoadTailFn load_tail, const float* x, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps();
+  __m256 acc3 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 4 * kWidth <= n; i += 4 * kWidth) {
+    acc0 = _mm256_fmadd_ps(load(i), _mm256_loadu_ps(x + i), acc0);
+    acc1 = _mm256_fmadd_ps(load(i + 8), _mm256_loadu_ps(x + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(load(i + 16), _mm256_loadu_ps(x + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(load(i + 24), _mm256_loadu_ps(x + i + 24), acc3);
+  }
+  for (; i + kWidth <= n; i += kWidth) {
+    acc0 = _mm256_fmadd_ps(load(i), _mm256_loadu_ps(x + i), acc0);
+  }
+  if (i < n) acc1 = _mm256_fmadd_ps(load_tail(i, n - i), LoadTail(x + i, n - i), acc1);
+  return HorizontalSum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+}
+
+// Block sum of one Q8_0 block with x[0, 32), not yet scaled by d.
+__m256 BlockSumQ8_0(const BlockQ8_0& block, const float* x) {
+  const int8_t* q = block.qs;
+  __m256 s0 = _mm256_mul_ps(LoadQ8x8(q), _mm256_loadu_ps(x));
+  __m256 s1 = _mm256_mul_ps(LoadQ8x8(q + 8), _mm256_loadu_ps(x + 8));
+  s0 = _mm256_fmadd_ps(LoadQ8x8(q + 16), _mm256_loadu_ps(x + 16), s0);
+  s1 = _mm256_fmadd_ps(LoadQ8x8(q + 24), _mm256_loadu_ps(x + 24), s1);
+  return _mm256_add_ps(s0, s1);
+}
+
+// The 32 values q - 8 of a Q4_0 block as four groups of 8 floats, in
+// element order: low nibbles are elements 0..15, high nibbles 16..31.
+struct Q4Floats {
+  __m256 v[4];
+};
+Q4Floats UnpackQ4_0(const BlockQ4_0& block) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  const __m128i eight = _mm_set1_epi8(8);
+  const __m128i lo = _mm_sub_epi8(_mm_and_si128(raw, nibble), eight);
+  const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), nibble), eight);
+  return {{Int8x8ToFloat(lo), Int8x8ToFloat(_mm_unpackhi_epi64(lo, lo)), Int8x8ToFloat(hi),
+           Int8x8ToFloat(_mm_unpackhi_epi64(hi, hi))}};
+}
+
+__m256 BlockSumQ4_0(const BlockQ4_0& block, const float* x) {
+  const Q4Floats w = UnpackQ4_0(block);
+  __m256 s0 = _mm256_mul_ps(w.v[0], _mm256_loadu_ps(x));
+  __m256 s1 = _mm256_mul_ps(w.v[1], _mm256_loadu_ps(x + 8));
+  s0 = _mm256_fmadd_ps(w.v[2], _mm256_loadu_ps(x + 16), s0);
+  s1 = _mm256_fmadd_ps(w.v[3], _mm256_loadu_ps(x + 24), s1);
+  return _mm256_add_ps(s0, s1);
+}
+
+// sum over blocks of d_b * BlockSum(b); two accumulators on alternate
+// blocks so consecutive blocks do not wait on each other.
+template <typename Block, typename BlockSum>
+float DotBlocks(const void* row, const float* x, int64_t n, BlockSum block_sum) {
+  const auto* blocks = static_cast<const Block*>(row);
+  const int64_t n_blocks = n / 32;
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  int64_t b = 0;
+  for (; b + 2 <= n_blocks; b += 2) {
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(blocks[b].d)),
+                           block_sum(blocks[b], x + b * 32), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(blocks[b + 1].d)),
+                           block_sum(blocks[b + 1], x + (b + 1) * 32), acc1);
+  }
+  if (b < n_blocks) {
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(blocks[b].d)),
+                           block_sum(blocks[b], x + b * 32), acc0);
+  }
+  return HorizontalSum(_mm256_add_ps(acc0, acc1));
+}
+
+// exp(x) lane by lane: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7
+// polynomial (Cephes expf coefficients), 2^n applied as two power-of-two
+// factors so that results near overflow (n = 128) and in the subnormal
+// range come out right. x is clamped to [-104, 89] first: below, the
+// result rounds to 0 anyway (-inf gives 0); above, it overflows to inf.
+// NaN stays NaN (max/min return their second operand on NaN).
+__m256 Exp(__m256 x) {
+  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
+  x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // ln2 = 0.693359375 - 2.12194440e-4; n * 0.693359375 is exact.
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(r, r), p, r);
+  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  // n in [-150, 128] -> halves in [-75, 64], both normal powers of two.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 scale1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 scale2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, scale1), scale2);
+}
+
+// Four floats widened to doubles.
+__m256d Widen(__m128 v) { return _mm256_cvtps_pd(v); }
+
+}  // namespace
+
+void ExpRow(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) _mm256_storeu_ps(y + i, Exp(_mm256_loadu_ps(x + i)));
+  if (i < n) StoreTail(y + i, Exp(LoadTail(x + i, n - i)), n - i);
+}
+
+// --- Row kernels ---
+
+float DotRowF32(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const float*>(row);
+  return DotFloats([w](int64_t i) { return _mm256_loadu_ps(w + i); },
+                   [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
+}
+
+float DotRowF16(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(row);
+  return DotFloats([w](int64_t i) { return LoadF16(w + i); },
+                   [w](int64_t i, int64_t m) { return Load16Tail(LoadF16, w + i, m); }, x, n);
+}
+
+float DotRowBF16(const void* row, const float* x, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(row);
+  return DotFloats([w](int64_t i) { return LoadBF16(w + i); },
+                   [w](int64_t i, int64_t m) { return Load16Tail(LoadBF16, w + i, m); }, x, n);
+}
+
+float DotRowQ8_0(const void* row, const float* x, int64_t n) {
+  return DotBlocks<BlockQ8_0>(row, x, n, BlockSumQ8_0);
+}
+
+float DotRowQ4_0(const void* row, const float* x, int64_t n) {
+  return DotBlocks<BlockQ4_0>(row, x, n, BlockSumQ4_0);
+}
+
+void DequantizeRowF16(const void* src, float* dst, int64_t n) {
+  const auto* in = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) _mm256_storeu_ps(dst + i, LoadF16(in + i));
+  if (i < n) StoreTail(dst + i, Load16Tail(LoadF16, in + i, n - i), n - i);
+}
+
+void DequantizeRowBF16(const void* src, float* dst, int64_t n) {
+  const auto* in = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) _mm256_storeu_ps(dst + i, LoadBF16(in + i));
+  if (i < n) StoreTail(dst + i, Load16Tail(LoadBF16, in + i, n - i), n - i);
+}
+
+void DequantizeRowQ8_0(const void* src, float* dst, int64_t n) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(src);
+  for (int64_t b = 0; b < n / 32; ++b, dst += 32) {
+    const __m256 d = _mm256_set1_ps(HalfToFloat(blocks[b].d));
+    for (int j = 0; j < 32; j += kWidth) {
+      _mm256_storeu_ps(dst + j, _mm256_mul_ps(d, LoadQ8x8(blocks[b].qs + j)));
+    }
+  }
+}
+
+void DequantizeRowQ4_0(const void* src, float* dst, int64_t n) {
+  const auto* blocks = static_cast<const BlockQ4_0*>(src);
+  for (int64_t b = 0; b < n / 32; ++b, dst += 32) {
+    const __m256 d = _mm256_set1_ps(HalfToFloat(blocks[b].d));
+    const Q4Floats w = UnpackQ4_0(blocks[b]);
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(dst + k * kWidth, _mm256_mul_ps(d, w.v[k]));
+  }
+}
+
+// --- Vector operations ---
+
+// Sum of squares in double like the reference (4 lanes per register, 4
+// registers); the output is (x * scale) * weight, in the reference's order.
+void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
+  __m256d acc0 = _mm256_setzero_pd();
+  __m256d acc1 = _mm256_setzero_pd();
+  __m256d acc2 = _mm256_setzero_pd();
+  __m256d acc3 = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    const __m256 b = _mm256_loadu_ps(x + i + 8);
+    const __m256d a0 = Widen(_mm256_castps256_ps128(a)), a1 = Widen(_mm256_extractf128_ps(a, 1));
+    const __m256d b0 = Widen(_mm256_castps256_ps128(b)), b1 = Widen(_mm256_extractf128_ps(b, 1));
+    acc0 = _mm256_fmadd_pd(a0, a0, acc0);
+    acc1 = _mm256_fmadd_pd(a1, a1, acc1);
+    acc2 = _mm256_fmadd_pd(b0, b0, acc2);
+    acc3 = _mm256_fmadd_pd(b1, b1, acc3);
+  }
+  for (; i < n; i += kWidth) {
+    const __m256 a = LoadTail(x + i, n - i < kWidth ? n - i : kWidth);
+    const __m256d a0 = Widen(_mm256_castps256_ps128(a)), a1 = Widen(_mm256_extractf128_ps(a, 1));
+    acc0 = _mm256_fmadd_pd(a0, a0, acc0);
+    acc1 = _mm256_fmadd_pd(a1, a1, acc1);
+  }
+  const double sum_sq =
+      HorizontalSum(_mm256_add_pd(_mm256_add_pd(acc0, acc1), _mm256_add_pd(acc2, acc3)));
+  const __m256 scale =
+      _mm256_set1_ps(static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(n) + eps)));
+  i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    const __m256 y =
+        _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), scale), _mm256_loadu_ps(weight + i));
+    _mm256_storeu_ps(out + i, y);
+  }
+  if (i < n) {
+    const int64_t m = n - i;
+    StoreTail(out + i,
+              _mm256_mul_ps(_mm256_mul_ps(LoadTail(x + i, m), scale), LoadTail(weight + i, m)), m);
+  }
+}
+
+// Max, then exp(x - max) stored and summed in double (as the reference),
+// then one multiply by the float reciprocal.
+void SoftmaxInPlace(float* x, int64_t n) {
+  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
+  __m256 vmax = neg_inf;
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  if (i < n) {
+    const __m256i mask = TailMask(n - i);
+    const __m256 v =
+        _mm256_blendv_ps(neg_inf, _mm256_maskload_ps(x + i, mask), _mm256_castsi256_ps(mask));
+    vmax = _mm256_max_ps(vmax, v);
+  }
+  const __m256 max = _mm256_set1_ps(HorizontalMax(vmax));
+  __m256d sum0 = _mm256_setzero_pd();
+  __m256d sum1 = _mm256_setzero_pd();
+  for (i = 0; i + kWidth <= n; i += kWidth) {
+    const __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), max));
+    _mm256_storeu_ps(x + i, e);
+    sum0 = _mm256_add_pd(sum0, Widen(_mm256_castps256_ps128(e)));
+    sum1 = _mm256_add_pd(sum1, Widen(_mm256_extractf128_ps(e, 1)));
+  }
+  if (i < n) {
+    const __m256i mask = TailMask(n - i);
+    // Lanes past the end read as 0, whose exp(0 - max) may be huge: zero them.
+    const __m256 e = _mm256_and_ps(Exp(_mm256_sub_ps(_mm256_maskload_ps(x + i, mask), max)),
+                                   _mm256_castsi256_ps(mask));
+    _mm256_maskstore_ps(x + i, mask, e);
+    sum0 = _mm256_add_pd(sum0, Widen(_mm256_castps256_ps128(e)));
+    sum1 = _mm256_add_pd(sum1, Widen(_mm256_extractf128_ps(e, 1)));
+  }
+  const __m256 inv =
+      _mm256_set1_ps(static_cast<float>(1.0 / HorizontalSum(_mm256_add_pd(sum0, sum1))));
+  for (i = 0; i + kWidth <= n; i += kWidth) {
+    _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+  }
+  if (i < n) StoreTail(x + i, _mm256_mul_ps(LoadTail(x + i, n - i), inv), n - i);
+}
+
+namespace {
+__m256 SwiGlu(__m256 g, __m256 up) {
+  const __m256 e = Exp(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)));  // exp(-g)
+  return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), up);
+}
+}  // namespace
+
+void SwiGluInPlace(float* gate, const float* up, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    _mm256_storeu_ps(gate + i, SwiGlu(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  }
+  if (i < n) StoreTail(gate + i, SwiGlu(LoadTail(gate + i, n - i), LoadTail(up + i, n - i)), n - i);
+}
+
+// Angles as the reference (double pow/cos/sin per pair, shared by the
+// heads), for up to kChunk pairs at a time; the rotation in double, four
+// pairs (NeoX) or two pairs (normal) per register, with a separate multiply
+// and add per term as the reference, so the result is bit-identical.
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
+                 float freq_scale, RopeMode mode) {
+  constexpr int64_t kChunk = 64;
+  const int64_t half = head_dim / 2;
+  // Normal mode: per element of a pair (a, b): cos twice, and (-sin, +sin),
+  // so [a b] * [c c] + [b a] * [-s s] = [a c - b s, b c + a s].
+  // NeoX mode: the first kChunk entries hold cos and sin per pair.
+  alignas(32) double cos_buf[2 * kChunk];
+  alignas(32) double sin_buf[2 * kChunk];
+  for (int64_t i0 = 0; i0 < half; i0 += kChunk) {
+    const int64_t m = half - i0 < kChunk ? half - i0 : kChunk;
+    for (int64_t j = 0; j < m; ++j) {
+      const double theta = static_cast<double>(pos) * freq_scale *
+                           pow(static_cast<double>(freq_base),
+                               -2.0 * static_cast<double>(i0 + j) / static_cast<double>(head_dim));
+      const double c = cos(theta);
+      const double s = sin(theta);
+      if (mode == RopeMode::kNormal) {
+        cos_buf[2 * j] = c;
+        cos_buf[2 * j + 1] = c;
+        sin_buf[2 * j] = -s;
+        sin_buf[2 * j + 1] = s;
+      } else {
+        cos_buf[j] = c;
+        sin_buf[j] = s;
+      }
+    }
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* head = x + h * head_dim;
+      if (mode == RopeMode::kNormal) {
+        float* v = head + 2 * i0;  // 2m floats: m interleaved pairs
+        int64_t k = 0;
+        for (; k + 4 <= 2 * m; k += 4) {
+          const __m256d ab = Widen(_mm_loadu_ps(v + k));
+          const __m256d ba = _mm256_permute_pd(ab, 0b0101);
+          const __m256d rot = _mm256_add_pd(_mm256_mul_pd(ab, _mm256_load_pd(cos_buf + k)),
+                                            _mm256_mul_pd(ba, _mm256_load_pd(sin_buf + k)));
+          _mm_storeu_ps(v + k, _mm256_cvtpd_ps(rot));
+        }
+        for (; k < 2 * m; k += 2) {  // one pair left when m is odd
+          const double a0 = v[k];
+          const double b0 = v[k + 1];
+          const double c = cos_buf[k];
+          const double s = sin_buf[k + 1];
+          v[k] = static_cast<float>(a0 * c - b0 * s);
+          v[k + 1] = static_cast<float>(a0 * s + b0 * c);
+        }
+      } else {
+        float* a = head + i0;
+        float* b = a + half;
+        int64_t j = 0;
+        for (; j + 4 <= m; j += 4) {
+          const __m256d a0 = Widen(_mm_loadu_ps(a + j));
+          const __m256d b0 = Widen(_mm_loadu_ps(b + j));
+          const __m256d c = _mm256_load_pd(cos_buf + j);
+          const __m256d s = _mm256_load_pd(sin_buf + j);
+          _mm_storeu_ps(a + j,
+                        _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(a0, c), _mm256_mul_pd(b0, s))));
+          _mm_storeu_ps(b + j,
+                        _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(a0, s), _mm256_mul_pd(b0, c))));
+        }
+        for (; j < m; ++j) {
+          const double a0 = a[j];
+          const double b0 = b[j];
+          a[j] = static_cast<float>(a0 * cos_buf[j] - b0 * sin_buf[j]);
+          b[j] = static_cast<float>(a0 * sin_buf[j] + b0 * cos_buf[j]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace h2o::kernels::avx2
+
+namespace h2o::kernels {
+
+const KernelTable& Avx2Kernels() {
+  // Quantization runs once per weight at conversion time: the reference's.
+  static constexpr KernelTable kAvx2 = {
+      .name = "avx2",
+      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
+      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
+      .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16},
+      .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0},
+      .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0},
+      .rms_norm = avx2::RmsNorm,
+      .rope = avx2::RopeInPlace,
+      .softmax = avx2::SoftmaxInPlace,
+      .swiglu = avx2::SwiGluInPlace,
+  };
+  return kAvx2;
+}
+
+}  // namespace h2o::kernels

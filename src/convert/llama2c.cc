@@ -20,7 +20,7 @@ struct Llama2cHeader {
 // Walks the float array of the checkpoint in file order.
 class FloatCursor {
  public:
-  FloatCursor(const uint8_t* data, size_t n_floats) : data_(data), n_floats_(n_floats) {}
+  explicit FloatCursor(const uint8_t* data) : data_(data) {}
   const float* Take(size_t n) {
     const float* p = reinterpret_cast<const float*>(data_) + used_;
     used_ += n;
@@ -29,8 +29,7 @@ class FloatCursor {
   size_t used() const { return used_; }
 
  private:
-  const uint8_t* data_;
-  size_t n_floats_;
+  const uint8_t* data_;  // the size was checked against the header before
   size_t used_ = 0;
 };
 
@@ -111,7 +110,7 @@ Status Convert(const Llama2cConvertOptions& o) {
     w.SetU32("tokenizer.ggml.unknown_token_id", static_cast<uint32_t>(v.unk_id));
   }
 
-  FloatCursor c(file.data() + sizeof(h), payload / sizeof(float));
+  FloatCursor c(file.data() + sizeof(h));
   const float* embd = c.Take(vocab * dim);
   H2O_RETURN_IF_ERROR(
       w.AddTensor("token_embd.weight", TensorType::kF32, {dim, vocab}, embd, vocab * dim * 4));

@@ -19,8 +19,8 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
   k_.resize(n_slots * row_bytes_);
   v_.resize(n_slots * row_bytes_);
   pos_.assign(n_slots, kFreeSlot);
-  score_.assign(n_slots, 0.0);
-  step_attn_.assign(n_slots, 0.0f);
+  if (policy_->needs_scores()) score_.assign(n_slots, 0.0);
+  if (policy_->needs_step_attention()) step_attn_.assign(n_slots, 0.0f);
   free_slots_.assign(n_slots, 0);
   count_.assign(n_heads, 0);
   high_water_.assign(n_heads, 0);
@@ -59,8 +59,8 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   StoreRow(k, &k_[s * row_bytes_], config_.head_dim, config_.type);
   StoreRow(v, &v_[s * row_bytes_], config_.head_dim, config_.type);
   pos_[s] = pos;
-  score_[s] = 0.0;
-  step_attn_[s] = 0.0f;
+  if (!score_.empty()) score_[s] = 0.0;
+  if (!step_attn_.empty()) step_attn_[s] = 0.0f;
   ++count_[h];
   if (pos > newest_pos_[h]) newest_pos_[h] = pos;
   return slot;
@@ -74,20 +74,21 @@ KvHeadView KvCache::View(int32_t layer, int32_t head) const {
   view.pos = &pos_[first];
   view.n_slots = high_water_[HeadIndex(layer, head)];
   view.head_dim = config_.head_dim;
-  view.type = config_.type;
+  view.k_type = config_.type;
+  view.v_type = config_.type;
   return view;
 }
 
 double* KvCache::scores(int32_t layer, int32_t head) {
-  return &score_[SlotIndex(layer, head, 0)];
+  return score_.empty() ? nullptr : &score_[SlotIndex(layer, head, 0)];
 }
 
 const double* KvCache::scores(int32_t layer, int32_t head) const {
-  return &score_[SlotIndex(layer, head, 0)];
+  return score_.empty() ? nullptr : &score_[SlotIndex(layer, head, 0)];
 }
 
 float* KvCache::step_attention(int32_t layer, int32_t head) {
-  return &step_attn_[SlotIndex(layer, head, 0)];
+  return step_attn_.empty() ? nullptr : &step_attn_[SlotIndex(layer, head, 0)];
 }
 
 int32_t KvCache::count(int32_t layer, int32_t head) const {
@@ -98,8 +99,8 @@ void KvCache::Evict(size_t head_index, int32_t slot) {
   const size_t s = head_index * config_.capacity + slot;
   H2O_CHECK(pos_[s] != kFreeSlot);
   pos_[s] = kFreeSlot;
-  score_[s] = 0.0;
-  step_attn_[s] = 0.0f;
+  if (!score_.empty()) score_[s] = 0.0;
+  if (!step_attn_.empty()) step_attn_[s] = 0.0f;
   --count_[head_index];
   free_slots_[head_index * config_.capacity + free_top_[head_index]++] = slot;
 }
@@ -111,8 +112,8 @@ void KvCache::EvictOverBudget(int32_t layer) {
       const size_t first = SlotIndex(layer, head, 0);
       HeadMetadata meta;
       meta.pos = &pos_[first];
-      meta.score = &score_[first];
-      meta.step_attention = &step_attn_[first];
+      meta.score = score_.empty() ? nullptr : &score_[first];
+      meta.step_attention = step_attn_.empty() ? nullptr : &step_attn_[first];
       meta.n_slots = high_water_[h];
       meta.count = count_[h];
       meta.newest_pos = newest_pos_[h];
@@ -137,6 +138,15 @@ size_t KvCache::AllocatedBytes() const {
   return k_.size() + v_.size() + pos_.size() * sizeof(int32_t) +
          score_.size() * sizeof(double) + step_attn_.size() * sizeof(float) +
          free_slots_.size() * sizeof(int32_t);
+}
+
+size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
+  const size_t n_slots = static_cast<size_t>(c.n_layer) * c.n_head_kv * c.capacity;
+  size_t per_slot = 2 * RowBytes(c.type, c.head_dim) + sizeof(int32_t) /*pos*/ +
+                    sizeof(int32_t) /*free list*/;
+  if (policy.needs_scores()) per_slot += sizeof(double);
+  if (policy.needs_step_attention()) per_slot += sizeof(float);
+  return n_slots * per_slot;
 }
 
 size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,

@@ -34,12 +34,13 @@ struct KvCacheConfig {
 
 // Read-only view of one (layer, head)'s slots for attention.
 struct KvHeadView {
-  const void* k = nullptr;    // [n_slots][head_dim] of `type`
-  const void* v = nullptr;    // [n_slots][head_dim] of `type`
+  const void* k = nullptr;       // [n_slots][head_dim] of k_type
+  const void* v = nullptr;       // [n_slots][head_dim] of v_type
   const int32_t* pos = nullptr;  // [n_slots]; kFreeSlot for an empty slot
-  int32_t n_slots = 0;        // high-water mark: slots ever written
+  int32_t n_slots = 0;           // high-water mark: slots ever written
   int32_t head_dim = 0;
-  TensorType type = TensorType::kF32;
+  TensorType k_type = TensorType::kF32;
+  TensorType v_type = TensorType::kF32;
 };
 
 class KvCache {
@@ -61,11 +62,12 @@ class KvCache {
   KvHeadView View(int32_t layer, int32_t head) const;
 
   // Accumulated attention per slot of (layer, head), [n_slots]; attention
-  // adds to it when policy().needs_scores().
+  // adds to it. Allocated only when policy().needs_scores() (else nullptr).
   double* scores(int32_t layer, int32_t head);
   const double* scores(int32_t layer, int32_t head) const;
   // This step's attention per slot (what TOVA ranks by); attention
-  // overwrites it when policy().needs_step_attention().
+  // overwrites it. Allocated only when policy().needs_step_attention()
+  // (else nullptr).
   float* step_attention(int32_t layer, int32_t head);
 
   int32_t count(int32_t layer, int32_t head) const;
@@ -77,8 +79,12 @@ class KvCache {
   // Forgets every token (slots stay allocated).
   void Clear();
 
-  // Bytes allocated for K/V storage and per-slot metadata.
+  // Bytes allocated for K/V storage and per-slot metadata: a constant,
+  // fixed at construction.
   size_t AllocatedBytes() const;
+  // What AllocatedBytes() will be for a cache of this config and policy,
+  // without allocating it (for estimates).
+  static size_t AllocatedBytesFor(const KvCacheConfig& config, const EvictionPolicy& policy);
   // Bytes a never-evicting cache of the same element type would need to
   // hold n_tokens tokens (K and V only): what the budget saves against.
   static size_t FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,

@@ -51,7 +51,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text);
 
 // Resolved spec: absolute token counts.
 struct KvPlan {
-  std::string policy;
+  std::string policy = "full";
   int32_t heavy = 0, recent = 0, sinks = 0, k = 0;
   uint64_t seed = 0;
   int32_t budget = 0;  // tokens kept per (layer, KV head); 0 for full (= the context)

@@ -15,6 +15,7 @@ class OldestFirst final : public EvictionPolicy {
  public:
   explicit OldestFirst(int32_t budget) : budget_(budget) {}
   std::string name() const override { return "oldest"; }
+  bool needs_scores() const override { return true; }
   int32_t budget() const override { return budget_; }
   int32_t ChooseVictim(const HeadMetadata& m) override {
     int32_t best = -1;
@@ -39,7 +40,7 @@ std::vector<float> Row(int32_t pos, int32_t head, float sign) {
 
 float Element(const KvHeadView& v, const void* base, int32_t slot, int32_t i) {
   const int64_t idx = static_cast<int64_t>(slot) * v.head_dim + i;
-  if (v.type == TensorType::kF32) return static_cast<const float*>(base)[idx];
+  if (v.k_type == TensorType::kF32) return static_cast<const float*>(base)[idx];
   return kernels::F16ToF32(static_cast<const uint16_t*>(base)[idx]);
 }
 

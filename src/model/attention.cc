@@ -27,7 +27,7 @@ void AttendQuery(const float* q, const KvHeadView& kv, int32_t query_pos, float 
     }
     const int64_t row = static_cast<int64_t>(s) * d;
     float dot = 0.0f;
-    for (int32_t i = 0; i < d; ++i) dot += q[i] * LoadElement(kv.k, kv.type, row + i);
+    for (int32_t i = 0; i < d; ++i) dot += q[i] * LoadElement(kv.k, kv.k_type, row + i);
     o.probs[s] = dot * scale;
     if (o.probs[s] > max_logit) max_logit = o.probs[s];
   }
@@ -44,7 +44,7 @@ void AttendQuery(const float* q, const KvHeadView& kv, int32_t query_pos, float 
     o.probs[s] = p;
     if (p == 0.0f) continue;
     const int64_t row = static_cast<int64_t>(s) * d;
-    for (int32_t i = 0; i < d; ++i) o.out[i] += p * LoadElement(kv.v, kv.type, row + i);
+    for (int32_t i = 0; i < d; ++i) o.out[i] += p * LoadElement(kv.v, kv.v_type, row + i);
     if (o.score_accum != nullptr) o.score_accum[s] += p;
     if (o.step_attention != nullptr) o.step_attention[s] += p;
   }

@@ -1,5 +1,6 @@
 #include "model/forward.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/matvec.h"
@@ -16,8 +17,9 @@ void MatVec(const WeightMatrix& w, const float* x, float* y, kernels::ThreadPool
 
 }  // namespace
 
-ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity)
-    : model_(model), max_chunk_(max_chunk) {
+ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity,
+                         bool pos_shift)
+    : model_(model), max_chunk_(max_chunk), pos_shift_(pos_shift) {
   const HParams& hp = model.hparams();
   const size_t n = static_cast<size_t>(max_chunk);
   x_.resize(n * hp.n_embd);
@@ -31,6 +33,33 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capac
   up_.resize(hp.n_ff);
   probs_.resize(kv_capacity);
   logits_.resize(n * hp.n_vocab);
+  if (pos_shift_) {
+    rotated_k_.resize(static_cast<size_t>(kv_capacity) * hp.head_dim);
+    slot_order_.resize(kv_capacity);
+  }
+}
+
+KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv) {
+  const HParams& hp = model_.hparams();
+  int32_t n_present = 0;
+  for (int32_t s = 0; s < kv.n_slots; ++s) {
+    if (kv.pos[s] >= 0) slot_order_[n_present++] = s;
+  }
+  std::sort(slot_order_.begin(), slot_order_.begin() + n_present,
+            [&](int32_t a, int32_t b) { return kv.pos[a] < kv.pos[b]; });
+  const size_t row_bytes = RowBytes(kv.k_type, kv.head_dim);
+  for (int32_t rank = 0; rank < n_present; ++rank) {
+    const int32_t s = slot_order_[rank];
+    float* row = &rotated_k_[static_cast<size_t>(s) * kv.head_dim];
+    kernels::DequantizeRow(kv.k_type, static_cast<const uint8_t*>(kv.k) + s * row_bytes, row,
+                           kv.head_dim);
+    kernels::RopeInPlace(row, 1, kv.head_dim, rank, hp.rope_freq_base, hp.rope_freq_scale,
+                         hp.rope_mode);
+  }
+  KvHeadView rotated = kv;
+  rotated.k = rotated_k_.data();
+  rotated.k_type = TensorType::kF32;
+  return rotated;
 }
 
 void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& cache,
@@ -55,17 +84,23 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
 
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& lw = w.layers[l];
-    // Q, K, V of every chunk token, rotated at its absolute position.
+    // Every KV head holds the same number of tokens, so a query's rank in
+    // the cache is the same for all heads.
+    const int32_t rank0 = pos_shift_ ? cache.count(l, 0) : 0;
+    // Q, K, V of every chunk token, rotated at its absolute position (or,
+    // with pos_shift, queries at their rank and keys later).
     for (int32_t t = 0; t < n; ++t) {
       float* xb = &xb_[t * n_embd];
       kernels::RmsNorm(&x_[t * n_embd], lw.attn_norm.data(), xb, n_embd, hp.rms_eps);
       MatVec(lw.wq, xb, &q_[t * q_dim], pool);
       MatVec(lw.wk, xb, &k_[t * kv_dim], pool);
       MatVec(lw.wv, xb, &v_[t * kv_dim], pool);
-      kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos0 + t, hp.rope_freq_base,
-                           hp.rope_freq_scale, hp.rope_mode);
-      kernels::RopeInPlace(&k_[t * kv_dim], hp.n_head_kv, hd, pos0 + t, hp.rope_freq_base,
-                           hp.rope_freq_scale, hp.rope_mode);
+      kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos_shift_ ? rank0 + t : pos0 + t,
+                           hp.rope_freq_base, hp.rope_freq_scale, hp.rope_mode);
+      if (!pos_shift_) {
+        kernels::RopeInPlace(&k_[t * kv_dim], hp.n_head_kv, hd, pos0 + t, hp.rope_freq_base,
+                             hp.rope_freq_scale, hp.rope_mode);
+      }
     }
     // The whole chunk enters the cache first; causality comes from positions.
     for (int32_t g = 0; g < hp.n_head_kv; ++g) {
@@ -74,7 +109,8 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
       }
     }
     for (int32_t g = 0; g < hp.n_head_kv; ++g) {
-      const KvHeadView kv = cache.View(l, g);
+      const KvHeadView kv =
+          pos_shift_ ? RotateKeysByRank(cache.View(l, g)) : cache.View(l, g);
       AttentionOutputs outputs;
       outputs.probs = probs_.data();
       outputs.score_accum = track_scores ? cache.scores(l, g) : nullptr;

@@ -21,7 +21,11 @@ class ForwardPass {
  public:
   // Buffers for chunks of up to max_chunk tokens attending to up to
   // kv_capacity slots per head. `model` must outlive this object.
-  ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity);
+  // pos_shift: keys are cached unrotated and rotated at attention time by
+  // their rank in the cache (StreamingLLM), queries by their own rank, so
+  // rotary positions stay below the cache capacity however long the
+  // sequence; otherwise every token keeps its absolute position.
+  ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity, bool pos_shift);
 
   // Runs tokens (1..max_chunk of them, at positions pos0, pos0+1, ...)
   // through the model, appending their K/V to `cache` and evicting over
@@ -48,6 +52,13 @@ class ForwardPass {
   std::vector<float> gate_;      // [n_ff]
   std::vector<float> up_;        // [n_ff]
   std::vector<float> probs_;     // [kv_capacity] attention probabilities of one query
+  bool pos_shift_;
+  std::vector<float> rotated_k_;    // [kv_capacity][head_dim] keys at their cache rank
+  std::vector<int32_t> slot_order_; // [kv_capacity] present slots by position
+
+  // Fills rotated_k_ with kv's keys rotated to their rank among present
+  // tokens and returns a view that reads them.
+  KvHeadView RotateKeysByRank(const KvHeadView& kv);
   std::vector<float> logits_;    // [max_chunk][n_vocab]
 };
 

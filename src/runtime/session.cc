@@ -18,28 +18,53 @@ Result<std::unique_ptr<Session>> Session::Create(const Model& model,
   if (options.kv_type != TensorType::kF32 && options.kv_type != TensorType::kF16) {
     return Status::Error("KV cache type must be f32 or f16");
   }
-  const int32_t max_chunk = options.max_chunk > 0 ? std::min(options.max_chunk, n_ctx) : n_ctx;
+  const bool evicts = options.kv.policy != "full";
+  if (options.kv_pos_shift && options.kv.policy != "sink" && options.kv.policy != "h2o") {
+    return Status::Error(fmt::format("--kv-pos-shift applies to the sink and h2o policies, not '{}'",
+                                     options.kv.policy));
+  }
+  if (evicts && options.kv.budget < 1) {
+    return Status::Error(fmt::format("KV budget of '{}' must be at least 1 token",
+                                     options.kv.Describe()));
+  }
+  int32_t max_chunk = options.max_chunk > 0 ? options.max_chunk : n_ctx;
+  if (!options.kv_pos_shift) max_chunk = std::min(max_chunk, n_ctx);
 
   KvCacheConfig kv;
   kv.n_layer = hp.n_layer;
   kv.n_head_kv = hp.n_head_kv;
   kv.head_dim = hp.head_dim;
-  kv.budget = n_ctx;
-  kv.capacity = n_ctx;
   kv.type = options.kv_type;
-  auto cache = std::make_unique<KvCache>(kv, std::make_unique<FullPolicy>());
-  return std::unique_ptr<Session>(
-      new Session(model, n_ctx, max_chunk, options.n_threads, std::move(cache)));
+  if (evicts) {
+    // A chunk is appended before eviction, so the cache holds budget + chunk
+    // at its peak; without pos-shift it never holds more than n_ctx tokens.
+    kv.budget = options.kv.budget;
+    kv.capacity = options.kv.budget + max_chunk;
+    if (!options.kv_pos_shift) {
+      kv.capacity = std::min(kv.capacity, n_ctx);
+      kv.budget = std::min(kv.budget, kv.capacity);
+    }
+  } else {
+    kv.budget = n_ctx;
+    kv.capacity = n_ctx;
+  }
+  auto cache = std::make_unique<KvCache>(kv, MakePolicy(options.kv, n_ctx));
+  SessionOptions resolved = options;
+  resolved.n_ctx = n_ctx;
+  resolved.max_chunk = max_chunk;
+  return std::unique_ptr<Session>(new Session(model, resolved, std::move(cache)));
 }
 
-Session::Session(const Model& model, int32_t n_ctx, int32_t max_chunk, int32_t n_threads,
+Session::Session(const Model& model, const SessionOptions& options,
                  std::unique_ptr<KvCache> cache)
     : model_(model),
-      n_ctx_(n_ctx),
-      max_chunk_(max_chunk),
-      pool_(n_threads),
+      n_ctx_(options.n_ctx),
+      max_chunk_(options.max_chunk),
+      unbounded_positions_(options.kv_pos_shift),
+      kv_plan_(options.kv),
+      pool_(options.n_threads),
       cache_(std::move(cache)),
-      forward_(model, max_chunk, cache_->config().capacity) {}
+      forward_(model, options.max_chunk, cache_->config().capacity, options.kv_pos_shift) {}
 
 Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {
   if (tokens.empty()) return Status::Error("no tokens to evaluate");
@@ -49,9 +74,10 @@ Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {
       return Status::Error(fmt::format("token id {} is out of range [0, {})", id, n_vocab));
     }
   }
-  if (static_cast<int64_t>(n_past_) + static_cast<int64_t>(tokens.size()) > n_ctx_) {
+  const int64_t end = static_cast<int64_t>(n_past_) + static_cast<int64_t>(tokens.size());
+  if (end > (unbounded_positions_ ? INT32_MAX : n_ctx_)) {
     return Status::Error(fmt::format("context is full: {} + {} tokens exceed the context size {} "
-                                     "(raise it with -c)",
+                                     "(raise it with -c, or use --kv-pos-shift with sink or h2o)",
                                      n_past_, tokens.size(), n_ctx_));
   }
   if (which == LogitsFor::kAllTokens && tokens.size() > static_cast<size_t>(max_chunk_)) {

@@ -11,6 +11,7 @@
 #include "core/tensor_type.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_spec.h"
 #include "model/forward.h"
 #include "model/model.h"
 
@@ -21,6 +22,11 @@ struct SessionOptions {
   int32_t n_threads = 1;
   int32_t max_chunk = 0;  // most tokens per forward pass; 0 = n_ctx (whole prompt at once)
   TensorType kv_type = TensorType::kF16;
+  KvPlan kv;              // eviction policy and budget (default: full cache)
+  // Re-rotate cached keys to their rank in the cache (sink and h2o only):
+  // positions then never pass the cache capacity, so a sequence may run
+  // past n_ctx.
+  bool kv_pos_shift = false;
 };
 
 class Session {
@@ -28,10 +34,11 @@ class Session {
   // Errors: bad option values (one line, naming the option).
   static Result<std::unique_ptr<Session>> Create(const Model& model, const SessionOptions& options);
 
-  // Feeds tokens at the next positions, in chunks of at most max_chunk.
-  // Afterwards logits() holds the last token's logits, or with kAllTokens
-  // (requires tokens.size() <= max_chunk) every token's. Errors: token id
-  // out of range, or the sequence would pass n_ctx; nothing is fed then.
+  // Feeds tokens at the next positions, in chunks of at most max_chunk,
+  // evicting over the budget after each chunk. Afterwards logits() holds
+  // the last token's logits, or with kAllTokens (requires tokens.size() <=
+  // max_chunk) every token's. Errors: token id out of range, or the
+  // sequence would pass n_ctx (unless kv_pos_shift); nothing is fed then.
   Status Eval(std::span<const int32_t> tokens, LogitsFor which = LogitsFor::kLastToken);
 
   // [1 or n_tokens][n_vocab] from the last Eval.
@@ -44,17 +51,19 @@ class Session {
   int32_t max_chunk() const { return max_chunk_; }
   const Model& model() const { return model_; }
   const KvCache& cache() const { return *cache_; }
+  const KvPlan& kv_plan() const { return kv_plan_; }
 
   // Forgets the sequence; buffers stay allocated.
   void Reset();
 
  private:
-  Session(const Model& model, int32_t n_ctx, int32_t max_chunk, int32_t n_threads,
-          std::unique_ptr<KvCache> cache);
+  Session(const Model& model, const SessionOptions& options, std::unique_ptr<KvCache> cache);
 
   const Model& model_;
   int32_t n_ctx_;
   int32_t max_chunk_;
+  bool unbounded_positions_;  // pos-shift: n_ctx does not limit the sequence
+  KvPlan kv_plan_;
   int32_t n_past_ = 0;
   kernels::ThreadPool pool_;
   std::unique_ptr<KvCache> cache_;

@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tokenizer/gguf_vocab.h"
 
@@ -25,14 +27,31 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
       ->capture_default_str();
   cmd.add_option("--kv-type", flags.kv_type, "KV cache element type: f16 or f32")
       ->capture_default_str();
+  cmd.add_option("--kv", flags.kv_spec,
+                 "KV cache policy and budget, e.g. h2o:heavy=64,recent=64, "
+                 "h2o:heavy=10%,recent=10%, local:recent=128, sink:sinks=4,recent=124, "
+                 "h2only:heavy=64, tova:k=128, random:k=64,recent=64,seed=1")
+      ->capture_default_str();
+  cmd.add_flag("--kv-pos-shift", flags.kv_pos_shift,
+               "sink/h2o: rotate cached keys by their rank in the cache, so the sequence can "
+               "run past the model's context");
+  cmd.add_option("--kv-dump", flags.kv_dump_path,
+                 "write the kept positions and scores per layer and KV head as JSON at the end");
 }
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   return Model::Load(flags.model_path);
 }
 
-Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags) {
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
+                                          std::optional<int64_t> prompt_len) {
   SessionOptions o;
+  auto spec = ParseKvSpec(flags.kv_spec);
+  if (!spec.ok()) return spec.status().WithContext("--kv");
+  auto plan = ResolveKvSpec(*spec, prompt_len);
+  if (!plan.ok()) return plan.status().WithContext("--kv");
+  o.kv = std::move(plan).value();
+  o.kv_pos_shift = flags.kv_pos_shift;
   o.n_ctx = flags.n_ctx;
   o.n_threads = flags.n_threads > 0 ? flags.n_threads
                                     : std::max(1u, std::thread::hardware_concurrency());
@@ -51,6 +70,66 @@ Result<Tokenizer> LoadTokenizer(const Model& model) {
   auto vocab = LoadVocabFromGguf(model.file());
   if (!vocab.ok()) return vocab.status().WithContext(model.file().path());
   return Tokenizer(std::move(vocab).value());
+}
+
+Status WriteKvDump(const KvCache& cache, const std::string& path) {
+  const KvCacheConfig& c = cache.config();
+  nlohmann::json layers = nlohmann::json::array();
+  for (int32_t l = 0; l < c.n_layer; ++l) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (int32_t g = 0; g < c.n_head_kv; ++g) {
+      const KvHeadView view = cache.View(l, g);
+      const double* scores = cache.scores(l, g);
+      std::vector<std::pair<int32_t, double>> kept;
+      for (int32_t s = 0; s < view.n_slots; ++s) {
+        if (view.pos[s] >= 0) kept.emplace_back(view.pos[s], scores ? scores[s] : 0.0);
+      }
+      std::sort(kept.begin(), kept.end());
+      nlohmann::json positions = nlohmann::json::array(), values = nlohmann::json::array();
+      for (const auto& [pos, score] : kept) {
+        positions.push_back(pos);
+        values.push_back(score);
+      }
+      heads.push_back({{"head", g}, {"positions", positions}, {"scores", values}});
+    }
+    layers.push_back({{"layer", l}, {"heads", heads}});
+  }
+  const nlohmann::json out = {{"policy", cache.policy().name()},
+                              {"budget", c.budget},
+                              {"capacity", c.capacity},
+                              {"scores_tracked", cache.policy().needs_scores()},
+                              {"layers", layers}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return Status::Error(fmt::format("{}: cannot write file", path));
+    f << out.dump() << "\n";
+    if (!f.flush()) {
+      std::remove(tmp.c_str());
+      return Status::Error(fmt::format("{}: write error", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::Error(fmt::format("{}: cannot write file", path));
+  }
+  return Status::Ok();
+}
+
+size_t FullKvBytes(const KvCache& cache, int64_t n_tokens) {
+  const KvCacheConfig& c = cache.config();
+  return KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.type, n_tokens);
+}
+
+std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
+  const KvCache& cache = session.cache();
+  const size_t allocated = cache.AllocatedBytes();
+  const size_t full = FullKvBytes(cache, n_tokens);
+  return fmt::format("KV cache ({}, {}): {} allocated ({} slots per layer and KV head); a full "
+                     "cache for {} tokens needs {} ({:.2f}x)",
+                     session.kv_plan().Describe(), TraitsOf(cache.config().type).name,
+                     FormatBytes(allocated), cache.config().capacity, n_tokens, FormatBytes(full),
+                     full > 0 ? static_cast<double>(allocated) / full : 0.0);
 }
 
 int Fail(const Status& status) { return Fail(status.message()); }

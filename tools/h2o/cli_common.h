@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,34 @@
 
 namespace h2o::cli {
 
-// Flags every model-running command takes (-m -c -t --chunk --kv-type).
+// Flags every model-running command takes.
 struct ModelFlags {
   std::string model_path;
   int32_t n_ctx = 0;
   int32_t n_threads = 0;  // 0: all hardware threads
   int32_t chunk = 0;
   std::string kv_type = "f16";
+  std::string kv_spec = "full";
+  bool kv_pos_shift = false;
+  std::string kv_dump_path;
 };
 
-// Adds -m/--model (required), -c/--ctx-size, -t/--threads, --chunk, --kv-type.
+// Adds -m/--model (required), -c/--ctx-size, -t/--threads, --chunk,
+// --kv-type, --kv, --kv-pos-shift, --kv-dump.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags);
-Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags);
+// Checks --kv and --kv-type. Percent budgets in --kv resolve against
+// prompt_len (an error when it is nullopt).
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
+                                          std::optional<int64_t> prompt_len);
+// Writes, per layer and KV head, the kept positions and their scores as
+// JSON (atomically: no partial file on failure).
+Status WriteKvDump(const KvCache& cache, const std::string& path);
+// "KV cache (h2o:heavy=8,recent=8, f16): 40.0 KiB allocated; a full cache
+// for 512 tokens needs 160.0 KiB (0.25x)".
+std::string DescribeKvMemory(const Session& session, int64_t n_tokens);
+size_t FullKvBytes(const KvCache& cache, int64_t n_tokens);
 Result<Tokenizer> LoadTokenizer(const Model& model);
 
 // Prints "h2o: error: <message>" to stderr and returns the exit code 1.

@@ -29,8 +29,6 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 }
 
 int RunGenerate(const GenerateFlags& f) {
-  auto session_options = MakeSessionOptions(f.model);
-  if (!session_options.ok()) return Fail(session_options.status());
   auto model_result = LoadModel(f.model);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
@@ -48,12 +46,17 @@ int RunGenerate(const GenerateFlags& f) {
   if (prompt.empty()) return Fail("the prompt is empty");
   const bool print_text = !f.print_ids && tokenizer.ok();
 
-  auto session_result = Session::Create(model, *session_options);
+  auto options = MakeSessionOptions(f.model, static_cast<int64_t>(prompt.size()));
+  if (!options.ok()) return Fail(options.status());
+  // Default: the whole prompt in one chunk ("prefill, then compress").
+  if (options->max_chunk == 0) options->max_chunk = static_cast<int32_t>(prompt.size());
+  auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
   Session& session = **session_result;
-  if (static_cast<int64_t>(prompt.size()) + f.n_predict > session.n_ctx()) {
+  if (!options->kv_pos_shift &&
+      static_cast<int64_t>(prompt.size()) + f.n_predict > session.n_ctx()) {
     return Fail(fmt::format("prompt ({} tokens) + -n {} exceeds the context size {} (raise it "
-                            "with -c)",
+                            "with -c, or use --kv-pos-shift with sink or h2o)",
                             prompt.size(), f.n_predict, session.n_ctx()));
   }
 
@@ -88,18 +91,16 @@ int RunGenerate(const GenerateFlags& f) {
     for (size_t i = 0; i < all.size(); ++i) line += (i ? " " : "") + std::to_string(all[i]);
     std::printf("%s\n", line.c_str());
   }
+  if (!f.model.kv_dump_path.empty()) {
+    if (Status s = WriteKvDump(session.cache(), f.model.kv_dump_path); !s.ok()) return Fail(s);
+  }
 
-  const KvCache& cache = session.cache();
-  const auto& kv = cache.config();
-  std::fprintf(stderr, "\nprompt: %zu tokens in %.3f s (%.1f tok/s); generated: %d tokens in %.3f s (%.1f tok/s)\n",
+  std::fprintf(stderr,
+               "\nprompt: %zu tokens in %.3f s (%.1f tok/s); generated: %d tokens in %.3f s "
+               "(%.1f tok/s)\n",
                prompt.size(), Seconds(t0, t1), prompt.size() / std::max(1e-9, Seconds(t0, t1)),
                n_generated, Seconds(t1, t2), n_generated / std::max(1e-9, Seconds(t1, t2)));
-  std::fprintf(stderr, "KV cache (%s, %s): %s allocated; a full cache for %d tokens needs %s\n",
-               cache.policy().name().c_str(), std::string(TraitsOf(kv.type).name).c_str(),
-               FormatBytes(cache.AllocatedBytes()).c_str(), session.n_past(),
-               FormatBytes(KvCache::FullCacheBytes(kv.n_layer, kv.n_head_kv, kv.head_dim, kv.type,
-                                                   session.n_past()))
-                   .c_str());
+  std::fprintf(stderr, "%s\n", DescribeKvMemory(session, session.n_past()).c_str());
   return 0;
 }
 

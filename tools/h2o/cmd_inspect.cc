@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "gguf/value.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_spec.h"
 
 namespace h2o::cli {
 namespace {
@@ -16,6 +17,8 @@ struct InspectFlags {
   std::string model_path;
   int32_t n_ctx = 0;
   std::string kv_type = "f16";
+  std::string kv_spec = "full";
+  int32_t chunk = 1;
   bool all_tensors = false;
 };
 
@@ -70,9 +73,25 @@ int RunInspect(const InspectFlags& f) {
               hp.n_ff, hp.n_vocab, hp.n_ctx_train);
   const size_t kv_full =
       KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, *kv_type, n_ctx);
-  std::printf("memory: weights %s (mapped); KV cache (%s) for %d tokens %s\n",
+  std::printf("memory: weights %s (mapped); full KV cache (%s) for %d tokens: %s\n",
               FormatBytes(weight_bytes).c_str(), f.kv_type.c_str(), n_ctx,
               FormatBytes(kv_full).c_str());
+  if (f.kv_spec != "full") {
+    auto spec = ParseKvSpec(f.kv_spec);
+    if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
+    // Percentages refer to the prompt; here the context plays that role.
+    auto plan = ResolveKvSpec(*spec, n_ctx);
+    if (!plan.ok()) return Fail(plan.status().WithContext("--kv"));
+    auto policy = MakePolicy(*plan, n_ctx);
+    KvCacheConfig c{.n_layer = hp.n_layer, .n_head_kv = hp.n_head_kv, .head_dim = hp.head_dim,
+                    .budget = plan->budget, .capacity = plan->budget + f.chunk,
+                    .type = *kv_type};
+    const size_t bytes = KvCache::AllocatedBytesFor(c, *policy);
+    std::printf("KV cache %s with chunk %d: %s (%d slots per layer and KV head, scores "
+                "included), %.3fx of the full cache\n",
+                plan->Describe().c_str(), f.chunk, FormatBytes(bytes).c_str(), c.capacity,
+                static_cast<double>(bytes) / kv_full);
+  }
   return 0;
 }
 
@@ -85,6 +104,11 @@ Command RegisterInspect(CLI::App& app) {
   cmd->add_option("-c,--ctx-size", f->n_ctx, "context for the KV estimate (default: the model's)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-type", f->kv_type, "KV element type for the estimate")->capture_default_str();
+  cmd->add_option("--kv", f->kv_spec, "KV policy and budget to estimate (percentages of -c)")
+      ->capture_default_str();
+  cmd->add_option("--chunk", f->chunk, "tokens per forward pass for the estimate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--all-tensors", f->all_tensors, "list every tensor");
   return {cmd, [f] { return RunInspect(*f); }};
 }

@@ -63,8 +63,8 @@ Result<std::vector<Stream>> ReadStreams(const PerplexityFlags& f, const Model& m
 }
 
 int RunPerplexity(const PerplexityFlags& f) {
-  auto session_options = MakeSessionOptions(f.model);
-  if (!session_options.ok()) return Fail(session_options.status());
+  auto spec = ParseKvSpec(f.model.kv_spec);
+  if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
   auto model_result = LoadModel(f.model);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
@@ -72,42 +72,69 @@ int RunPerplexity(const PerplexityFlags& f) {
   if (!streams.ok()) return Fail(streams.status());
   size_t longest = 0;
   for (const Stream& s : *streams) longest = std::max(longest, s.ids.size());
-  if (session_options->n_ctx == 0) {
-    session_options->n_ctx = std::max<int32_t>(model.hparams().n_ctx_train, longest);
+
+  // Percent budgets refer to each stream's own length, so each stream gets
+  // its own session then; otherwise one session serves them all.
+  const bool per_stream_budget = KvSpecUsesPercent(*spec);
+  std::unique_ptr<Session> session;
+  auto make_session = [&](int64_t stream_len) -> Status {
+    H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(f.model, stream_len));
+    if (options.n_ctx == 0) {
+      options.n_ctx = std::max<int32_t>(model.hparams().n_ctx_train, longest);
+    }
+    H2O_ASSIGN_OR_RETURN(session, Session::Create(model, options));
+    return Status::Ok();
+  };
+  if (!per_stream_budget) {
+    if (Status s = make_session(static_cast<int64_t>(longest)); !s.ok()) return Fail(s);
   }
-  auto session_result = Session::Create(model, *session_options);
-  if (!session_result.ok()) return Fail(session_result.status());
-  Session& session = **session_result;
 
   nlohmann::json per_stream = nlohmann::json::array();
   NllResult total;
+  size_t kv_bytes = 0;
   for (const Stream& s : *streams) {
-    auto r = ScoreStream(session, s.ids);
+    if (per_stream_budget) {
+      if (Status st = make_session(static_cast<int64_t>(s.ids.size())); !st.ok()) {
+        return Fail(st.WithContext(s.name));
+      }
+    }
+    auto r = ScoreStream(*session, s.ids);
     if (!r.ok()) return Fail(r.status().WithContext(s.name));
+    kv_bytes = std::max(kv_bytes, session->cache().AllocatedBytes());
     total.tokens += r->tokens;
     total.nll_sum += r->nll_sum;
-    per_stream.push_back({{"stream", s.name},
+    nlohmann::json row = {{"stream", s.name},
                           {"tokens", r->tokens},
                           {"nll_sum", r->nll_sum},
-                          {"ppl", r->perplexity()}});
+                          {"ppl", r->perplexity()}};
+    if (per_stream_budget) row["kv"] = session->kv_plan().Describe();
+    per_stream.push_back(std::move(row));
     if (!f.json) {
       std::printf("%-24s tokens %6lld  nll_sum %12.5f  ppl %8.4f\n", s.name.c_str(),
                   static_cast<long long>(r->tokens), r->nll_sum, r->perplexity());
     }
   }
-  const KvCache& cache = session.cache();
-  const auto& kv = cache.config();
-  const size_t full_bytes =
-      KvCache::FullCacheBytes(kv.n_layer, kv.n_head_kv, kv.head_dim, kv.type, longest);
+  if (!f.model.kv_dump_path.empty()) {
+    if (Status st = WriteKvDump(session->cache(), f.model.kv_dump_path); !st.ok()) return Fail(st);
+  }
+  const size_t full_bytes = FullKvBytes(session->cache(), static_cast<int64_t>(longest));
+  const KvPlan& plan = session->kv_plan();
   if (f.json) {
     nlohmann::json out = {{"model", f.model.model_path},
-                          {"policy", cache.policy().name()},
-                          {"chunk", session.max_chunk()},
-                          {"kv_type", std::string(TraitsOf(kv.type).name)},
+                          {"kv", f.model.kv_spec},
+                          {"policy", plan.policy},
+                          {"heavy", plan.heavy},
+                          {"recent", plan.recent},
+                          {"sinks", plan.sinks},
+                          {"k", plan.k},
+                          {"budget", per_stream_budget ? nlohmann::json(nullptr) : nlohmann::json(plan.budget)},
+                          {"pos_shift", f.model.kv_pos_shift},
+                          {"chunk", session->max_chunk()},
+                          {"kv_type", std::string(TraitsOf(session->cache().config().type).name)},
                           {"tokens", total.tokens},
                           {"nll_sum", total.nll_sum},
                           {"ppl", total.perplexity()},
-                          {"kv_bytes", cache.AllocatedBytes()},
+                          {"kv_bytes", kv_bytes},
                           {"kv_bytes_full", full_bytes},
                           {"per_stream", per_stream}};
     std::printf("%s\n", out.dump(2).c_str());
@@ -115,9 +142,7 @@ int RunPerplexity(const PerplexityFlags& f) {
     std::printf("total: %lld tokens, nll_sum %.5f, mean nll %.5f, ppl %.4f\n",
                 static_cast<long long>(total.tokens), total.nll_sum, total.mean(),
                 total.perplexity());
-    std::fprintf(stderr, "KV cache (%s): %s allocated; a full cache for %zu tokens needs %s\n",
-                 cache.policy().name().c_str(), FormatBytes(cache.AllocatedBytes()).c_str(),
-                 longest, FormatBytes(full_bytes).c_str());
+    std::fprintf(stderr, "%s\n", DescribeKvMemory(*session, static_cast<int64_t>(longest)).c_str());
   }
   return 0;
 }

@@ -107,8 +107,8 @@ void Writer::Set(std::string key, Value value) {
   metadata_.push_back(KeyValue{std::move(key), std::move(value)});
 }
 
-Status Writer::AddTensor(std::string name, TensorType type, std::vector<int64_t> dims,
-                         const void* data, size_t nbytes) {
+Result<uint64_t> Writer::CheckTensor(const std::string& name, TensorType type,
+                                     const std::vector<int64_t>& dims) const {
   const std::string where = "tensor '" + name + "'";
   for (const PendingTensor& t : tensors_) {
     if (t.name == name) return Status::Error("duplicate " + where);
@@ -135,14 +135,31 @@ Status Writer::AddTensor(std::string name, TensorType type, std::vector<int64_t>
                          std::to_string(traits->block_size));
   }
   uint64_t expected = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(RowBytes(type, dims[0])), rows, &expected) ||
-      expected != nbytes) {
-    return Status::Error(where + ": " + std::to_string(nbytes) + " bytes given, shape needs " +
-                         std::to_string(expected));
+  if (__builtin_mul_overflow(static_cast<uint64_t>(RowBytes(type, dims[0])), rows, &expected)) {
+    return Status::Error(where + ": too many elements");
+  }
+  return expected;
+}
+
+Status Writer::AddTensor(std::string name, TensorType type, std::vector<int64_t> dims,
+                         const void* data, size_t nbytes) {
+  H2O_ASSIGN_OR_RETURN(const uint64_t expected, CheckTensor(name, type, dims));
+  if (expected != nbytes) {
+    return Status::Error("tensor '" + name + "': " + std::to_string(nbytes) +
+                         " bytes given, shape needs " + std::to_string(expected));
   }
   const auto* bytes = static_cast<const uint8_t*>(data);
-  tensors_.push_back(PendingTensor{std::move(name), type, std::move(dims),
-                                   std::vector<uint8_t>(bytes, bytes + nbytes)});
+  tensors_.push_back(PendingTensor{std::move(name), type, std::move(dims), nbytes,
+                                   std::vector<uint8_t>(bytes, bytes + nbytes), nullptr});
+  return Status::Ok();
+}
+
+Status Writer::AddTensorLazy(std::string name, TensorType type, std::vector<int64_t> dims,
+                             std::function<void(void* dst)> fill) {
+  H2O_CHECK(fill != nullptr);
+  H2O_ASSIGN_OR_RETURN(const uint64_t nbytes, CheckTensor(name, type, dims));
+  tensors_.push_back(
+      PendingTensor{std::move(name), type, std::move(dims), nbytes, {}, std::move(fill)});
   return Status::Ok();
 }
 
@@ -175,7 +192,7 @@ Status Writer::Write(const std::string& path) const {
     for (int64_t d : t.dims) header.Put<int64_t>(d);
     header.Put<uint32_t>(static_cast<uint32_t>(t.type));
     header.Put<uint64_t>(offset);
-    offset = AlignUp(offset + t.data.size(), alignment);
+    offset = AlignUp(offset + t.nbytes, alignment);
   }
   header.PadTo(alignment);
 
@@ -184,8 +201,15 @@ Status Writer::Write(const std::string& path) const {
   H2O_RETURN_IF_ERROR(out.Write(header.bytes().data(), header.bytes().size()));
   const std::vector<uint8_t> zeros(alignment, 0);
   for (const PendingTensor& t : tensors_) {
-    H2O_RETURN_IF_ERROR(out.Write(t.data.data(), t.data.size()));
-    const size_t pad = AlignUp(t.data.size(), alignment) - t.data.size();
+    const uint8_t* data = t.data.data();
+    std::vector<uint8_t> lazy;  // a lazy tensor's bytes, freed after it is written
+    if (t.fill) {
+      lazy.resize(t.nbytes);
+      t.fill(lazy.data());
+      data = lazy.data();
+    }
+    H2O_RETURN_IF_ERROR(out.Write(data, t.nbytes));
+    const size_t pad = AlignUp(t.nbytes, alignment) - t.nbytes;
     H2O_RETURN_IF_ERROR(out.Write(zeros.data(), pad));
   }
   return out.Commit();

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,15 @@ class Writer {
   Status AddTensor(std::string name, TensorType type, std::vector<int64_t> dims, const void* data,
                    size_t nbytes);
 
+  // Adds a tensor whose data is produced during Write(): `fill` gets a
+  // buffer of exactly the shape's byte size and must write all of it. Only
+  // one such buffer exists at a time, so a file far larger than memory can
+  // be written. `fill` runs once per Write() call, on the calling thread,
+  // and must produce the same bytes each time. Errors as AddTensor's
+  // (except the byte count, which the shape determines).
+  Status AddTensorLazy(std::string name, TensorType type, std::vector<int64_t> dims,
+                       std::function<void(void* dst)> fill);
+
   // Writes the file to "path.tmp", then renames it to `path`, so a failure
   // never leaves a partial file at `path` (nor the .tmp file). Uses
   // general.alignment when set (it must be an integer power of two),
@@ -53,8 +63,15 @@ class Writer {
     std::string name;
     TensorType type;
     std::vector<int64_t> dims;
-    std::vector<uint8_t> data;
+    uint64_t nbytes = 0;
+    std::vector<uint8_t> data;              // empty when `fill` is set
+    std::function<void(void* dst)> fill;  // lazy tensors only
   };
+
+  // Checks name, type and dims as AddTensor documents; returns the bytes the
+  // shape needs.
+  Result<uint64_t> CheckTensor(const std::string& name, TensorType type,
+                               const std::vector<int64_t>& dims) const;
 
   std::vector<KeyValue> metadata_;
   std::vector<PendingTensor> tensors_;

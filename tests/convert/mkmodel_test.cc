@@ -1,0 +1,349 @@
+// Random-weight models (h2o mkmodel): they load and run with the requested
+// shape and types, are a pure function of the seed, and the quantized files
+// hold the f32 file's values within each type's rounding bound.
+#include "convert/mkmodel.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "gguf/file.h"
+#include "gguf/writer.h"
+#include "kernels/quant.h"
+#include "model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tokenizer/gguf_vocab.h"
+
+namespace h2o {
+namespace {
+
+const char* const kTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
+
+class MkModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("h2o_mkmodel_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // The brief's small model: dim 64, 2 layers, 4 heads, 2 KV heads, ffn 96.
+  MkModelOptions Small(const std::string& type, const std::string& file, uint64_t seed = 1) const {
+    MkModelOptions o;
+    o.n_embd = 64;
+    o.n_layer = 2;
+    o.n_head = 4;
+    o.n_head_kv = 2;
+    o.n_ff = 96;
+    o.n_vocab = 300;
+    o.n_ctx = 128;
+    o.type = type;
+    o.seed = seed;
+    o.n_threads = 2;
+    o.output_path = Path(file);
+    return o;
+  }
+
+  std::filesystem::path dir_;
+};
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(MkModel, EachTypeLoadsWithItsShapeAndGeneratesFiniteLogits) {
+  const std::pair<const char*, uint32_t> file_types[] = {
+      {"f32", 0}, {"f16", 1}, {"bf16", 32}, {"q8_0", 7}, {"q4_0", 2}};
+  for (const auto& [type_name, file_type] : file_types) {
+    SCOPED_TRACE(type_name);
+    const MkModelOptions o = Small(type_name, std::string(type_name) + ".gguf");
+    const Status s = MakeRandomModel(o);
+    ASSERT_TRUE(s.ok()) << s.message();
+
+    auto model = Model::Load(o.output_path);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    const HParams& hp = (*model)->hparams();
+    EXPECT_EQ(hp.arch, "llama");
+    EXPECT_EQ(hp.n_embd, 64);
+    EXPECT_EQ(hp.n_layer, 2);
+    EXPECT_EQ(hp.n_head, 4);
+    EXPECT_EQ(hp.n_head_kv, 2);
+    EXPECT_EQ(hp.head_dim, 16);
+    EXPECT_EQ(hp.n_rot, 16);
+    EXPECT_EQ(hp.n_ff, 96);
+    EXPECT_EQ(hp.n_vocab, 300);
+    EXPECT_EQ(hp.n_ctx_train, 128);
+    EXPECT_FLOAT_EQ(hp.rms_eps, 1e-5f);
+    EXPECT_FLOAT_EQ(hp.rope_freq_base, 10000.0f);
+    EXPECT_FALSE((*model)->weights().tied_output);
+
+    const gguf::File& f = (*model)->file();
+    EXPECT_EQ(f.GetU32("general.file_type").value(), file_type);
+    EXPECT_EQ(f.tensors().size(), 3u + 2u * 9u);
+    const TensorType want = *ParseTensorType(type_name);
+    for (const gguf::TensorInfo& t : f.tensors()) {
+      const bool is_norm = t.name.find("norm") != std::string::npos;
+      EXPECT_EQ(t.type, is_norm ? TensorType::kF32 : want) << t.name;
+    }
+    EXPECT_EQ(f.FindTensor("output.weight")->dims, (std::vector<int64_t>{64, 300}));
+    EXPECT_EQ(f.FindTensor("blk.1.attn_k.weight")->dims, (std::vector<int64_t>{64, 32}));
+    EXPECT_EQ(f.FindTensor("blk.1.ffn_down.weight")->dims, (std::vector<int64_t>{96, 64}));
+
+    auto vocab = LoadVocabFromGguf(f);
+    ASSERT_TRUE(vocab.ok()) << vocab.status().message();
+    ASSERT_EQ(vocab->tokens.size(), 300u);
+    EXPECT_EQ(vocab->tokens[0], "<unk>");
+    EXPECT_EQ(vocab->tokens[1], "<s>");
+    EXPECT_EQ(vocab->tokens[2], "</s>");
+    EXPECT_EQ(vocab->tokens[3], "<0x00>");
+    EXPECT_EQ(vocab->tokens[258], "<0xFF>");
+    EXPECT_EQ(vocab->types[258], TokenType::kByte);
+    EXPECT_EQ(vocab->tokens[259], "\xE2\x96\x81t259");
+    EXPECT_EQ(vocab->types[299], TokenType::kNormal);
+    EXPECT_EQ(vocab->bos_id, 1);
+    EXPECT_EQ(vocab->eos_id, 2);
+    EXPECT_EQ(vocab->unk_id, 0);
+
+    auto session = Session::Create(**model, {});
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    std::vector<int32_t> ids = {1, 2, 3};
+    ASSERT_TRUE((*session)->Eval(ids).ok());
+    for (int i = 0; i < 5; ++i) {
+      const std::span<const float> logits = (*session)->last_logits();
+      ASSERT_EQ(logits.size(), 300u);
+      ASSERT_TRUE(
+          std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); }));
+      // Random weights still give distinct logits, not a constant vector.
+      EXPECT_NE(*std::max_element(logits.begin(), logits.end()),
+                *std::min_element(logits.begin(), logits.end()));
+      const int32_t next[] = {ArgMax(logits)};
+      ASSERT_TRUE((*session)->Eval(next).ok());
+    }
+  }
+}
+
+TEST_F(MkModel, SameSeedSameBytesOtherSeedOtherBytes) {
+  MkModelOptions a = Small("q4_0", "a.gguf", 7);
+  MkModelOptions b = Small("q4_0", "b.gguf", 7);
+  b.n_threads = 3;  // rows are seeded independently: threads do not matter
+  MkModelOptions c = Small("q4_0", "c.gguf", 8);
+  ASSERT_TRUE(MakeRandomModel(a).ok());
+  ASSERT_TRUE(MakeRandomModel(b).ok());
+  ASSERT_TRUE(MakeRandomModel(c).ok());
+  const std::string bytes_a = ReadBytes(a.output_path);
+  ASSERT_FALSE(bytes_a.empty());
+  EXPECT_EQ(bytes_a, ReadBytes(b.output_path));
+  const std::string bytes_c = ReadBytes(c.output_path);
+  ASSERT_EQ(bytes_a.size(), bytes_c.size());  // only general.name's digit and weights differ
+  EXPECT_NE(bytes_a, bytes_c);
+
+  // Every weight tensor changes with the seed.
+  auto fa = gguf::File::Open(a.output_path);
+  auto fc = gguf::File::Open(c.output_path);
+  ASSERT_TRUE(fa.ok() && fc.ok());
+  for (const gguf::TensorInfo& t : (*fa)->tensors()) {
+    if (t.name.find("norm") != std::string::npos) continue;
+    const gguf::TensorInfo* u = (*fc)->FindTensor(t.name);
+    ASSERT_NE(u, nullptr);
+    EXPECT_NE(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+  }
+}
+
+// The generator is fixed by the C++ standard (mt19937_64) and integer
+// arithmetic, so these values are the same on every platform and library.
+TEST_F(MkModel, WeightValuesArePinned) {
+  const MkModelOptions o = Small("f32", "pinned.gguf", 1);
+  ASSERT_TRUE(MakeRandomModel(o).ok());
+  auto f = gguf::File::Open(o.output_path);
+  ASSERT_TRUE(f.ok());
+  const auto* q = reinterpret_cast<const float*>((*f)->FindTensor("blk.0.attn_q.weight")->data);
+  const float expected[] = {0x1.4177f8p-7f, 0x1.341f88p-6f,  -0x1.63c12cp-6f,
+                            -0x1.63d52p-8f, -0x1.af12a2p-9f, -0x1.d9296p-8f};
+  for (size_t i = 0; i < std::size(expected); ++i) EXPECT_EQ(q[i], expected[i]) << i;
+  const float* out = reinterpret_cast<const float*>((*f)->FindTensor("output.weight")->data);
+  EXPECT_EQ(out[64 * 299 + 63], -0x1.7a9be6p-7f);  // the last element of the last row
+}
+
+TEST_F(MkModel, WeightsLookLikeAnInitializer) {
+  const MkModelOptions o = Small("f32", "stats.gguf");
+  ASSERT_TRUE(MakeRandomModel(o).ok());
+  auto f = gguf::File::Open(o.output_path);
+  ASSERT_TRUE(f.ok());
+  double sum = 0, sum_sq = 0, max_abs = 0;
+  int64_t n = 0;
+  for (const gguf::TensorInfo& t : (*f)->tensors()) {
+    const auto* x = reinterpret_cast<const float*>(t.data);
+    if (t.name.find("norm") != std::string::npos) {
+      for (int64_t i = 0; i < t.n_elements(); ++i) ASSERT_EQ(x[i], 1.0f) << t.name;
+      continue;
+    }
+    for (int64_t i = 0; i < t.n_elements(); ++i) {
+      sum += x[i];
+      sum_sq += static_cast<double>(x[i]) * x[i];
+      max_abs = std::max(max_abs, std::abs(static_cast<double>(x[i])));
+    }
+    n += t.n_elements();
+  }
+  const double mean = sum / n;
+  const double stddev = std::sqrt(sum_sq / n - mean * mean);
+  EXPECT_NEAR(mean, 0.0, 0.001);
+  EXPECT_NEAR(stddev, 0.02, 0.0005);
+  EXPECT_LE(max_abs, 0.02 * std::sqrt(12.0) * 1.0001);  // Irwin-Hall(4) bound: 2 sqrt(3) std
+  EXPECT_GT(max_abs, 0.02 * 2.5);
+}
+
+// Each stored type holds the f32 file's values (same seed) within its
+// rounding bound: per element for f16/bf16, per 32-element block (from the
+// block's largest magnitude) for q8_0/q4_0.
+TEST_F(MkModel, TypesHoldTheF32ValuesWithinTheirErrorBound) {
+  const MkModelOptions ref_options = Small("f32", "ref.gguf", 3);
+  ASSERT_TRUE(MakeRandomModel(ref_options).ok());
+  auto ref = gguf::File::Open(ref_options.output_path);
+  ASSERT_TRUE(ref.ok());
+  for (const char* type_name : kTypes) {
+    SCOPED_TRACE(type_name);
+    const MkModelOptions o = Small(type_name, std::string("cmp_") + type_name + ".gguf", 3);
+    ASSERT_TRUE(MakeRandomModel(o).ok());
+    auto f = gguf::File::Open(o.output_path);
+    ASSERT_TRUE(f.ok());
+    const TensorType type = *ParseTensorType(type_name);
+    for (const gguf::TensorInfo& t : (*f)->tensors()) {
+      const gguf::TensorInfo* r = (*ref)->FindTensor(t.name);
+      ASSERT_NE(r, nullptr) << t.name;
+      ASSERT_EQ(t.dims, r->dims) << t.name;
+      const int64_t cols = t.dims[0];
+      const int64_t rows = t.n_elements() / cols;
+      const auto* want_all = reinterpret_cast<const float*>(r->data);
+      std::vector<float> got(cols);
+      for (int64_t row = 0; row < rows; ++row) {
+        kernels::DequantizeRow(t.type, t.data + row * RowBytes(t.type, cols), got.data(), cols);
+        const float* want = want_all + row * cols;
+        for (int64_t b = 0; b < cols; b += 32) {
+          float amax = 0;
+          for (int64_t i = b; i < b + 32; ++i) amax = std::max(amax, std::abs(want[i]));
+          for (int64_t i = b; i < b + 32; ++i) {
+            float bound = 0;
+            switch (t.type == TensorType::kF32 ? TensorType::kF32 : type) {
+              case TensorType::kF32:
+                bound = 0;
+                break;
+              case TensorType::kF16:
+                bound = std::abs(want[i]) * 0x1p-11f + 0x1p-24f;
+                break;
+              case TensorType::kBF16:
+                bound = std::abs(want[i]) * 0x1p-8f;
+                break;
+              // |x - d q| <= d / 2 with d = amax / 127, plus the fp16
+              // rounding of d times |q| <= 127.
+              case TensorType::kQ8_0:
+                bound = amax / 127 * (0.5f + 127 * 0x1p-11f) + 1e-7f;
+                break;
+              // d = amax / 8; the clamp of +8 to 7 costs up to a whole d.
+              case TensorType::kQ4_0:
+                bound = amax / 8 * (1.0f + 8 * 0x1p-11f) + 1e-7f;
+                break;
+            }
+            ASSERT_LE(std::abs(got[i] - want[i]), bound)
+                << t.name << " row " << row << " col " << i << ": " << got[i] << " vs " << want[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
+  struct Case {
+    std::function<void(MkModelOptions&)> change;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {[](MkModelOptions& o) { o.n_embd = 66; }, "--dim 66 is not a multiple of --heads 4"},
+      {[](MkModelOptions& o) { o.n_head_kv = 3; }, "--heads 4 is not a multiple of --kv-heads 3"},
+      {[](MkModelOptions& o) {
+         o.n_embd = 96;
+         o.n_head = 32;
+         o.n_head_kv = 4;
+       },
+       "= 3 is odd"},
+      {[](MkModelOptions& o) { o.n_ff = 100; }, "multiples of 32"},
+      {[](MkModelOptions& o) {
+         o.n_embd = 72;
+         o.n_head = 4;
+       },
+       "multiples of 32"},
+      {[](MkModelOptions& o) { o.type = "q6_k"; }, "unknown --type 'q6_k'"},
+      {[](MkModelOptions& o) { o.arch = "gpt2"; }, "unsupported --arch 'gpt2'"},
+      {[](MkModelOptions& o) { o.n_vocab = 258; }, "--vocab 258 is too small"},
+      {[](MkModelOptions& o) { o.n_layer = 0; }, "--layers must be positive"},
+      {[](MkModelOptions& o) { o.n_ctx = -1; }, "--ctx must be positive"},
+      {[](MkModelOptions& o) { o.n_embd = 1 << 20; }, "--dim 1048576 is too large"},
+      {[](MkModelOptions& o) { o.output_path.clear(); }, "no output file"},
+  };
+  for (const Case& c : cases) {
+    MkModelOptions o = Small("q8_0", "bad.gguf");
+    c.change(o);
+    const Status s = MakeRandomModel(o);
+    ASSERT_FALSE(s.ok()) << c.needle;
+    EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+    EXPECT_FALSE(std::filesystem::exists(Path("bad.gguf")));
+  }
+  // f16 and f32 rows have no block constraint.
+  MkModelOptions o = Small("f16", "odd_ffn.gguf");
+  o.n_ff = 100;
+  o.n_embd = 72;
+  EXPECT_TRUE(MakeRandomModel(o).ok());
+}
+
+TEST_F(MkModel, UnwritableOutputLeavesNoFile) {
+  MkModelOptions o = Small("f16", "missing_dir/model.gguf");
+  const Status s = MakeRandomModel(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind(o.output_path + ": ", 0), 0u) << s.message();
+  EXPECT_FALSE(std::filesystem::exists(Path("missing_dir")));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+}
+
+// The writer's lazy tensors produce the same file as copied ones.
+TEST_F(MkModel, LazyTensorsWriteTheSameBytesAsCopiedOnes) {
+  std::vector<float> data(64 * 3);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.25f - 7.0f;
+  gguf::Writer copied, lazy;
+  copied.SetString("general.architecture", "test");
+  lazy.SetString("general.architecture", "test");
+  ASSERT_TRUE(copied.AddTensor("a", TensorType::kF32, {64, 3}, data.data(), data.size() * 4).ok());
+  ASSERT_TRUE(copied.AddTensor("b", TensorType::kF32, {5}, data.data(), 5 * 4).ok());
+  int calls = 0;
+  ASSERT_TRUE(lazy.AddTensorLazy("a", TensorType::kF32, {64, 3},
+                                 [&](void* dst) {
+                                   ++calls;
+                                   std::memcpy(dst, data.data(), data.size() * 4);
+                                 })
+                  .ok());
+  ASSERT_TRUE(lazy.AddTensorLazy("b", TensorType::kF32, {5},
+                                 [&](void* dst) {
+                                   ++calls;
+                                   std::memcpy(dst, data.data(), 5 * 4);
+                                 })
+                  .ok());
+  EXPECT_FALSE(lazy.AddTensorLazy("a", TensorType::kF32, {4}, [](void*) {}).ok());
+  EXPECT_FALSE(lazy.AddTensorLazy("c", TensorType::kQ8_0, {16}, [](void*) {}).ok());
+  ASSERT_TRUE(copied.Write(Path("copied.gguf")).ok());
+  ASSERT_TRUE(lazy.Write(Path("lazy.gguf")).ok());
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(ReadBytes(Path("copied.gguf")), ReadBytes(Path("lazy.gguf")));
+}
+
+}  // namespace
+}  // namespace h2o

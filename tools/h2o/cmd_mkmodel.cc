@@ -1,0 +1,55 @@
+// h2o mkmodel: a random-weight GGUF with a real model's shape, for
+// benchmarks without downloading weights.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "convert/mkmodel.h"
+
+namespace h2o::cli {
+
+Command RegisterMkModel(CLI::App& app) {
+  auto o = std::make_shared<MkModelOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "mkmodel", "write a random-weight GGUF model of a given shape (defaults: TinyLlama-1.1B)");
+  cmd->add_option("--arch", o->arch, "architecture (llama)")->capture_default_str();
+  cmd->add_option("--dim", o->n_embd, "embedding length")->capture_default_str();
+  cmd->add_option("--layers", o->n_layer, "blocks")->capture_default_str();
+  cmd->add_option("--heads", o->n_head, "attention heads")->capture_default_str();
+  cmd->add_option("--kv-heads", o->n_head_kv, "KV heads (GQA)")->capture_default_str();
+  cmd->add_option("--ffn", o->n_ff, "feed-forward length")->capture_default_str();
+  cmd->add_option("--vocab", o->n_vocab, "vocabulary size (>= 259)")->capture_default_str();
+  cmd->add_option("--ctx", o->n_ctx, "context length")->capture_default_str();
+  cmd->add_option("--type", o->type, "matrix type: f32, f16, bf16, q8_0, q4_0")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "weights seed")->capture_default_str();
+  cmd->add_option("--name", o->name, "general.name (default: derived from the shape)");
+  cmd->add_option("-t,--threads", o->n_threads, "generating threads (0: all)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o->output_path, "output GGUF file")->required();
+  return {cmd, [o] {
+            const Status check = CheckMkModelOptions(*o);
+            if (!check.ok()) return Fail(check);
+            const auto start = std::chrono::steady_clock::now();
+            const Status s = MakeRandomModel(*o);
+            if (!s.ok()) return Fail(s);
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const MkModelSize size = EstimateMkModel(*o);
+            const double params = static_cast<double>(size.n_params);
+            const std::string params_text = params >= 1e9   ? fmt::format("{:.2f}B", params * 1e-9)
+                                            : params >= 1e6 ? fmt::format("{:.1f}M", params * 1e-6)
+                                                            : fmt::format("{:.1f}K", params * 1e-3);
+            std::fprintf(stderr, "wrote %s: llama, %s params, %s, %s of weights in %.1f s\n",
+                         o->output_path.c_str(), params_text.c_str(), o->type.c_str(),
+                         FormatBytes(static_cast<double>(size.data_bytes)).c_str(), seconds);
+            return 0;
+          }};
+}
+
+}  // namespace h2o::cli

@@ -20,7 +20,8 @@ Command RegisterConvert(CLI::App& app) {
   cmd->add_option("--tokenizer", flags->tokenizer_path, "llama2.c tokenizer.bin");
   cmd->add_option("-o,--output", flags->output_path, "output GGUF file")->required();
   cmd->add_option("--name", flags->name, "general.name to record")->capture_default_str();
-  return {cmd, [flags] {
+  // `format` must live as long as the parser writes into it.
+  return {cmd, [flags, format] {
             const Status s = ConvertLlama2c(*flags);
             if (!s.ok()) return Fail(s);
             std::fprintf(stderr, "wrote %s\n", flags->output_path.c_str());

@@ -37,7 +37,7 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
+void ThreadPool::ParallelFor(int64_t n, RangeFn fn) {
   if (n <= 0) return;
   if (workers_.empty() || n == 1) {
     fn(0, n);

@@ -8,9 +8,28 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace h2o::kernels {
+
+// A non-owning reference to a callable fn(begin, end). Unlike a
+// std::function it never allocates, so a per-token ParallelFor costs no
+// heap traffic. The callable must outlive the call it is passed to.
+class RangeFn {
+ public:
+  template <typename F>
+  RangeFn(F&& fn)  // NOLINT: implicit, so lambdas pass straight in
+      : object_(const_cast<void*>(static_cast<const void*>(&fn))),
+        call_([](void* object, int64_t begin, int64_t end) {
+          (*static_cast<std::remove_reference_t<F>*>(object))(begin, end);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 class ThreadPool {
  public:
@@ -31,7 +50,7 @@ class ThreadPool {
   // ranges are done; what fn wrote is then visible to the caller. fn must
   // not throw. Not reentrant: fn must not call ParallelFor on this pool,
   // and two threads must not call it at once (checked).
-  void ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+  void ParallelFor(int64_t n, RangeFn fn);
 
  private:
   void WorkerLoop(int index);
@@ -46,7 +65,7 @@ class ThreadPool {
   int pending_ = 0;  // workers not yet done with this generation
   bool stop_ = false;
   bool busy_ = false;  // a ParallelFor call is in progress
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  const RangeFn* fn_ = nullptr;
   int64_t n_ = 0;
 };
 

@@ -32,6 +32,7 @@ using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos
                         float freq_scale, RopeMode mode);
 using SoftmaxFn = void (*)(float* x, int64_t n);
 using SwiGluFn = void (*)(float* gate, const float* up, int64_t n);
+using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
 
 struct KernelTable {
   const char* name;  // "ref", later "avx2", "avx512"
@@ -44,6 +45,7 @@ struct KernelTable {
   RopeFn rope;
   SoftmaxFn softmax;
   SwiGluFn swiglu;
+  AxpyFn axpy;
 
   // The row kernels of `type`; type must be a supported TensorType (checked).
   const TypeKernels& For(TensorType type) const;

@@ -34,5 +34,6 @@ void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float
                  float freq_scale, RopeMode mode);
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGluInPlace(float* gate, const float* up, int64_t n);
+void Axpy(float a, const float* x, float* y, int64_t n);
 
 }  // namespace h2o::kernels::ref

@@ -58,4 +58,8 @@ void SwiGluInPlace(float* gate, const float* up, int64_t n) {
   }
 }
 
+void Axpy(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
 }  // namespace h2o::kernels::ref

@@ -15,6 +15,7 @@ const KernelTable& RefKernels() {
       .rope = ref::RopeInPlace,
       .softmax = ref::SoftmaxInPlace,
       .swiglu = ref::SwiGluInPlace,
+      .axpy = ref::Axpy,
   };
   return kRef;
 }

@@ -362,6 +362,15 @@ void SwiGluInPlace(float* gate, const float* up, int64_t n) {
   if (i < n) StoreTail(gate + i, SwiGlu(LoadTail(gate + i, n - i), LoadTail(up + i, n - i)), n - i);
 }
 
+void Axpy(float a, const float* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  }
+  if (i < n) StoreTail(y + i, _mm256_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
+}
+
 // Angles as the reference (double pow/cos/sin per pair, shared by the
 // heads), for up to kChunk pairs at a time; the rotation in double, four
 // pairs (NeoX) or two pairs (normal) per register, with a separate multiply
@@ -455,6 +464,7 @@ const KernelTable& Avx2Kernels() {
       .rope = avx2::RopeInPlace,
       .softmax = avx2::SoftmaxInPlace,
       .swiglu = avx2::SwiGluInPlace,
+      .axpy = avx2::Axpy,
   };
   return kAvx2;
 }

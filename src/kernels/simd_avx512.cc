@@ -294,6 +294,15 @@ void SwiGluInPlace(float* gate, const float* up, int64_t n) {
   if (i < n) StoreTail(gate + i, SwiGlu(LoadTail(gate + i, n - i), LoadTail(up + i, n - i)), n - i);
 }
 
+void Axpy(float a, const float* x, float* y, int64_t n) {
+  const __m512 va = _mm512_set1_ps(a);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+  }
+  if (i < n) StoreTail(y + i, _mm512_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
+}
+
 }  // namespace h2o::kernels::avx512
 
 namespace h2o::kernels {
@@ -310,6 +319,7 @@ const KernelTable& Avx512Kernels() {
       .rope = avx2::RopeInPlace,
       .softmax = avx512::SoftmaxInPlace,
       .swiglu = avx512::SwiGluInPlace,
+      .axpy = avx512::Axpy,
   };
   return kAvx512;
 }

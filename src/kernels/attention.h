@@ -1,0 +1,39 @@
+// Decode/prefill attention of the query heads that share one KV head, over
+// that head's cache slots, with the H2O score update riding on the pass
+// over V (K is read once, V once).
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor_type.h"
+
+namespace h2o::kernels {
+
+// One KV head's slots, as the cache stores them.
+struct KvSlots {
+  const void* k = nullptr;       // [n_slots][head_dim] of k_type (f32 or f16)
+  const void* v = nullptr;       // [n_slots][head_dim] of v_type (f32 or f16)
+  TensorType k_type = TensorType::kF32;
+  TensorType v_type = TensorType::kF32;
+  const int32_t* pos = nullptr;  // [n_slots]; < 0 marks an empty slot
+  int32_t n_slots = 0;
+  int32_t head_dim = 0;
+};
+
+struct GroupAttentionOutputs {
+  float* out = nullptr;             // [n_group][head_dim], overwritten
+  float* probs = nullptr;           // [n_group][n_slots] scratch
+  float* row = nullptr;             // [head_dim] scratch
+  double* score_accum = nullptr;    // [n_slots] or null: += sum over the group of probs
+  float* step_attention = nullptr;  // [n_slots] or null: += sum over the group of probs
+};
+
+// Causal softmax attention of n_group queries (q: [n_group][head_dim], RoPE
+// applied, all at position query_pos) over the slots whose position is in
+// [0, query_pos]; empty and future slots get probability 0. Each K and V
+// row is read once for the whole group (GQA). Requires at least one slot
+// in range. Thread-safe for distinct outputs.
+void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
+                 const GroupAttentionOutputs& outputs);
+
+}  // namespace h2o::kernels

@@ -3,63 +3,91 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/matvec.h"
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
-#include "model/attention.h"
 
 namespace h2o {
-namespace {
-
-void MatVec(const WeightMatrix& w, const float* x, float* y, kernels::ThreadPool* pool) {
-  kernels::MatVec(w.type, w.data, w.rows, w.cols, x, y, pool);
-}
-
-}  // namespace
 
 ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity,
-                         bool pos_shift)
-    : model_(model), max_chunk_(max_chunk), pos_shift_(pos_shift) {
+                         bool pos_shift, int n_threads)
+    : model_(model), max_chunk_(max_chunk), kv_capacity_(kv_capacity), pos_shift_(pos_shift) {
   const HParams& hp = model.hparams();
   const size_t n = static_cast<size_t>(max_chunk);
+  const size_t q_dim = static_cast<size_t>(hp.n_head) * hp.head_dim;
   x_.resize(n * hp.n_embd);
   xb_.resize(n * hp.n_embd);
-  q_.resize(n * hp.n_head * hp.head_dim);
+  q_.resize(n * q_dim);
   k_.resize(n * hp.kv_dim());
   v_.resize(n * hp.kv_dim());
-  attn_out_.resize(n * hp.n_head * hp.head_dim);
-  proj_.resize(hp.n_embd);
-  gate_.resize(hp.n_ff);
-  up_.resize(hp.n_ff);
-  probs_.resize(kv_capacity);
+  attn_out_.resize(n * q_dim);
+  proj_.resize(n * hp.n_embd);
+  gate_.resize(n * hp.n_ff);
+  up_.resize(n * hp.n_ff);
   logits_.resize(n * hp.n_vocab);
+  matmul_scratch_.resize(static_cast<size_t>(std::max(1, n_threads)) *
+                         std::max<size_t>({static_cast<size_t>(hp.n_embd),
+                                           static_cast<size_t>(hp.n_ff), q_dim}));
+  probs_.resize(static_cast<size_t>(hp.n_head) * kv_capacity);
+  row_.resize(static_cast<size_t>(hp.n_head_kv) * hp.head_dim);
   if (pos_shift_) {
-    rotated_k_.resize(static_cast<size_t>(kv_capacity) * hp.head_dim);
-    slot_order_.resize(kv_capacity);
+    rotated_k_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity * hp.head_dim);
+    slot_order_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity);
   }
 }
 
-KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv) {
+void ForwardPass::MatMul(const WeightMatrix& w, const float* x, int32_t n, float* y,
+                         kernels::ThreadPool* pool) {
+  kernels::MatMul(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
+}
+
+KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t g) {
   const HParams& hp = model_.hparams();
+  int32_t* order = &slot_order_[static_cast<size_t>(g) * kv_capacity_];
+  float* rotated = &rotated_k_[static_cast<size_t>(g) * kv_capacity_ * kv.head_dim];
   int32_t n_present = 0;
   for (int32_t s = 0; s < kv.n_slots; ++s) {
-    if (kv.pos[s] >= 0) slot_order_[n_present++] = s;
+    if (kv.pos[s] >= 0) order[n_present++] = s;
   }
-  std::sort(slot_order_.begin(), slot_order_.begin() + n_present,
-            [&](int32_t a, int32_t b) { return kv.pos[a] < kv.pos[b]; });
+  std::sort(order, order + n_present, [&](int32_t a, int32_t b) { return kv.pos[a] < kv.pos[b]; });
   const size_t row_bytes = RowBytes(kv.k_type, kv.head_dim);
   for (int32_t rank = 0; rank < n_present; ++rank) {
-    const int32_t s = slot_order_[rank];
-    float* row = &rotated_k_[static_cast<size_t>(s) * kv.head_dim];
+    const int32_t s = order[rank];
+    float* row = rotated + static_cast<size_t>(s) * kv.head_dim;
     kernels::DequantizeRow(kv.k_type, static_cast<const uint8_t*>(kv.k) + s * row_bytes, row,
                            kv.head_dim);
     kernels::RopeInPlace(row, 1, kv.head_dim, rank, hp.rope_freq_base, hp.rope_freq_scale,
                          hp.rope_mode);
   }
-  KvHeadView rotated = kv;
-  rotated.k = rotated_k_.data();
-  rotated.k_type = TensorType::kF32;
-  return rotated;
+  KvHeadView view = kv;
+  view.k = rotated;
+  view.k_type = TensorType::kF32;
+  return view;
+}
+
+void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, int32_t pos0) {
+  const HParams& hp = model_.hparams();
+  const int32_t hd = hp.head_dim;
+  const int32_t n_group = hp.n_group();
+  const size_t q_dim = static_cast<size_t>(hp.n_head) * hd;
+  const KvHeadView view = pos_shift_ ? RotateKeysByRank(cache.View(l, g), g) : cache.View(l, g);
+  const kernels::KvSlots slots{view.k, view.v, view.k_type, view.v_type,
+                               view.pos, view.n_slots, hd};
+  float* step = cache.step_attention(l, g);
+  // TOVA ranks by the newest query's attention alone.
+  if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);
+  kernels::GroupAttentionOutputs outputs;
+  outputs.probs = &probs_[static_cast<size_t>(g) * n_group * kv_capacity_];
+  outputs.row = &row_[static_cast<size_t>(g) * hd];
+  outputs.score_accum = cache.scores(l, g);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int32_t t = 0; t < n; ++t) {
+    const size_t first_head = static_cast<size_t>(g) * n_group * hd;
+    outputs.out = &attn_out_[t * q_dim + first_head];
+    outputs.step_attention = t == n - 1 ? step : nullptr;
+    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, slots, pos0 + t, scale, outputs);
+  }
 }
 
 void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& cache,
@@ -72,9 +100,6 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
   const int32_t hd = hp.head_dim;
   const int32_t q_dim = hp.n_head * hd;
   const int32_t kv_dim = hp.kv_dim();
-  const float attn_scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const bool track_scores = cache.policy().needs_scores();
-  const bool track_step = cache.policy().needs_step_attention();
 
   for (int32_t t = 0; t < n; ++t) {
     const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
@@ -87,14 +112,15 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
     // Every KV head holds the same number of tokens, so a query's rank in
     // the cache is the same for all heads.
     const int32_t rank0 = pos_shift_ ? cache.count(l, 0) : 0;
-    // Q, K, V of every chunk token, rotated at its absolute position (or,
-    // with pos_shift, queries at their rank and keys later).
     for (int32_t t = 0; t < n; ++t) {
-      float* xb = &xb_[t * n_embd];
-      kernels::RmsNorm(&x_[t * n_embd], lw.attn_norm.data(), xb, n_embd, hp.rms_eps);
-      MatVec(lw.wq, xb, &q_[t * q_dim], pool);
-      MatVec(lw.wk, xb, &k_[t * kv_dim], pool);
-      MatVec(lw.wv, xb, &v_[t * kv_dim], pool);
+      kernels::RmsNorm(&x_[t * n_embd], lw.attn_norm.data(), &xb_[t * n_embd], n_embd, hp.rms_eps);
+    }
+    MatMul(lw.wq, xb_.data(), n, q_.data(), pool);
+    MatMul(lw.wk, xb_.data(), n, k_.data(), pool);
+    MatMul(lw.wv, xb_.data(), n, v_.data(), pool);
+    // Queries at their absolute position (pos-shift: at their rank); keys
+    // likewise, or, with pos-shift, later at attention time.
+    for (int32_t t = 0; t < n; ++t) {
       kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos_shift_ ? rank0 + t : pos0 + t,
                            hp.rope_freq_base, hp.rope_freq_scale, hp.rope_mode);
       if (!pos_shift_) {
@@ -108,48 +134,34 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
         cache.Append(l, g, pos0 + t, &k_[t * kv_dim + g * hd], &v_[t * kv_dim + g * hd]);
       }
     }
-    for (int32_t g = 0; g < hp.n_head_kv; ++g) {
-      const KvHeadView kv =
-          pos_shift_ ? RotateKeysByRank(cache.View(l, g)) : cache.View(l, g);
-      AttentionOutputs outputs;
-      outputs.probs = probs_.data();
-      outputs.score_accum = track_scores ? cache.scores(l, g) : nullptr;
-      if (track_step) {
-        // TOVA ranks by the newest query's attention alone.
-        float* step = cache.step_attention(l, g);
-        std::fill(step, step + kv.n_slots, 0.0f);
-      }
-      for (int32_t t = 0; t < n; ++t) {
-        outputs.step_attention =
-            track_step && t == n - 1 ? cache.step_attention(l, g) : nullptr;
-        for (int32_t h = g * hp.n_group(); h < (g + 1) * hp.n_group(); ++h) {
-          outputs.out = &attn_out_[t * q_dim + h * hd];
-          AttendQuery(&q_[t * q_dim + h * hd], kv, pos0 + t, attn_scale, outputs);
-        }
-      }
+    // KV heads are independent (own slots, own scores): one per thread.
+    const int64_t attention_work = static_cast<int64_t>(n) * cache.View(l, 0).n_slots * q_dim;
+    if (pool != nullptr && pool->size() > 1 && attention_work >= (1 << 16)) {
+      pool->ParallelFor(hp.n_head_kv, [&](int64_t begin, int64_t end) {
+        for (int64_t g = begin; g < end; ++g) AttendHead(cache, l, static_cast<int32_t>(g), n, pos0);
+      });
+    } else {
+      for (int32_t g = 0; g < hp.n_head_kv; ++g) AttendHead(cache, l, g, n, pos0);
     }
     cache.EvictOverBudget(l);
 
+    MatMul(lw.wo, attn_out_.data(), n, proj_.data(), pool);
+    for (size_t i = 0; i < static_cast<size_t>(n) * n_embd; ++i) x_[i] += proj_[i];
     for (int32_t t = 0; t < n; ++t) {
-      float* x = &x_[t * n_embd];
-      MatVec(lw.wo, &attn_out_[t * q_dim], proj_.data(), pool);
-      for (int32_t i = 0; i < n_embd; ++i) x[i] += proj_[i];
-      float* xb = &xb_[t * n_embd];
-      kernels::RmsNorm(x, lw.ffn_norm.data(), xb, n_embd, hp.rms_eps);
-      MatVec(lw.w_gate, xb, gate_.data(), pool);
-      MatVec(lw.w_up, xb, up_.data(), pool);
-      kernels::SwiGluInPlace(gate_.data(), up_.data(), hp.n_ff);
-      MatVec(lw.w_down, gate_.data(), proj_.data(), pool);
-      for (int32_t i = 0; i < n_embd; ++i) x[i] += proj_[i];
+      kernels::RmsNorm(&x_[t * n_embd], lw.ffn_norm.data(), &xb_[t * n_embd], n_embd, hp.rms_eps);
     }
+    MatMul(lw.w_gate, xb_.data(), n, gate_.data(), pool);
+    MatMul(lw.w_up, xb_.data(), n, up_.data(), pool);
+    kernels::SwiGluInPlace(gate_.data(), up_.data(), static_cast<int64_t>(n) * hp.n_ff);
+    MatMul(lw.w_down, gate_.data(), n, proj_.data(), pool);
+    for (size_t i = 0; i < static_cast<size_t>(n) * n_embd; ++i) x_[i] += proj_[i];
   }
 
   const int32_t first = which == LogitsFor::kAllTokens ? 0 : n - 1;
   for (int32_t t = first; t < n; ++t) {
-    float* xb = &xb_[t * n_embd];
-    kernels::RmsNorm(&x_[t * n_embd], w.output_norm.data(), xb, n_embd, hp.rms_eps);
-    MatVec(w.output, xb, &logits_[static_cast<size_t>(t - first) * hp.n_vocab], pool);
+    kernels::RmsNorm(&x_[t * n_embd], w.output_norm.data(), &xb_[t * n_embd], n_embd, hp.rms_eps);
   }
+  MatMul(w.output, &xb_[static_cast<size_t>(first) * n_embd], n - first, logits_.data(), pool);
   logits_size_ = static_cast<size_t>(n - first) * hp.n_vocab;
 }
 

@@ -1,7 +1,7 @@
 // The forward pass of a LLaMA-family model over a chunk of tokens, with the
-// KV cache applying its eviction policy between layers' attention and the
-// next chunk (DESIGN.md section 3). All activations are preallocated for the
-// largest chunk, so a forward allocates nothing.
+// KV cache applying its eviction policy after each layer's attention
+// (DESIGN.md section 3). All activations are preallocated for the largest
+// chunk, so a forward allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,14 @@ enum class LogitsFor { kLastToken, kAllTokens };
 class ForwardPass {
  public:
   // Buffers for chunks of up to max_chunk tokens attending to up to
-  // kv_capacity slots per head. `model` must outlive this object.
+  // kv_capacity slots per head, run on up to n_threads threads. `model`
+  // must outlive this object.
   // pos_shift: keys are cached unrotated and rotated at attention time by
   // their rank in the cache (StreamingLLM), queries by their own rank, so
   // rotary positions stay below the cache capacity however long the
   // sequence; otherwise every token keeps its absolute position.
-  ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity, bool pos_shift);
+  ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity, bool pos_shift,
+              int n_threads);
 
   // Runs tokens (1..max_chunk of them, at positions pos0, pos0+1, ...)
   // through the model, appending their K/V to `cache` and evicting over
@@ -38,8 +40,19 @@ class ForwardPass {
   std::span<const float> logits() const { return {logits_.data(), logits_size_}; }
 
  private:
+  // y[n][w.rows] = w x[n][w.cols] for the n chunk tokens.
+  void MatMul(const WeightMatrix& w, const float* x, int32_t n, float* y,
+              kernels::ThreadPool* pool);
+  // Attention of every chunk token over KV head g of `layer` (one thread).
+  void AttendHead(KvCache& cache, int32_t layer, int32_t g, int32_t n, int32_t pos0);
+  // Fills head g's rotated-key buffer with its keys rotated to their rank
+  // among present tokens and returns a view that reads them.
+  KvHeadView RotateKeysByRank(const KvHeadView& kv, int32_t g);
+
   const Model& model_;
   int32_t max_chunk_;
+  int32_t kv_capacity_;
+  bool pos_shift_;
   size_t logits_size_ = 0;
 
   std::vector<float> x_;         // [max_chunk][n_embd] residual stream
@@ -48,18 +61,16 @@ class ForwardPass {
   std::vector<float> k_;         // [max_chunk][n_head_kv * head_dim]
   std::vector<float> v_;         // [max_chunk][n_head_kv * head_dim]
   std::vector<float> attn_out_;  // [max_chunk][n_head * head_dim]
-  std::vector<float> proj_;      // [n_embd] output of a projection back to the stream
-  std::vector<float> gate_;      // [n_ff]
-  std::vector<float> up_;        // [n_ff]
-  std::vector<float> probs_;     // [kv_capacity] attention probabilities of one query
-  bool pos_shift_;
-  std::vector<float> rotated_k_;    // [kv_capacity][head_dim] keys at their cache rank
-  std::vector<int32_t> slot_order_; // [kv_capacity] present slots by position
-
-  // Fills rotated_k_ with kv's keys rotated to their rank among present
-  // tokens and returns a view that reads them.
-  KvHeadView RotateKeysByRank(const KvHeadView& kv);
+  std::vector<float> proj_;      // [max_chunk][n_embd] projection back to the stream
+  std::vector<float> gate_;      // [max_chunk][n_ff]
+  std::vector<float> up_;        // [max_chunk][n_ff]
   std::vector<float> logits_;    // [max_chunk][n_vocab]
+  std::vector<float> matmul_scratch_;  // [n_threads][max(n_embd, n_ff)]
+  // Per KV head, so heads run in parallel:
+  std::vector<float> probs_;         // [n_head_kv][n_group][kv_capacity]
+  std::vector<float> row_;           // [n_head_kv][head_dim]
+  std::vector<float> rotated_k_;     // [n_head_kv][kv_capacity][head_dim] (pos_shift)
+  std::vector<int32_t> slot_order_;  // [n_head_kv][kv_capacity] (pos_shift)
 };
 
 }  // namespace h2o

@@ -64,7 +64,8 @@ Session::Session(const Model& model, const SessionOptions& options,
       kv_plan_(options.kv),
       pool_(options.n_threads),
       cache_(std::move(cache)),
-      forward_(model, options.max_chunk, cache_->config().capacity, options.kv_pos_shift) {}
+      forward_(model, options.max_chunk, cache_->config().capacity, options.kv_pos_shift,
+               options.n_threads) {}
 
 Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {
   if (tokens.empty()) return Status::Error("no tokens to evaluate");

@@ -1,0 +1,52 @@
+#include "kernels/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/matvec.h"
+#include "kernels/quant.h"
+#include "kernels/thread_pool.h"
+
+namespace h2o::kernels {
+namespace {
+
+// A batch must equal the same rows applied token by token: both reduce each
+// row with the active float dot (quantized rows dequantized first in the
+// batch), so compare with a tolerance relative to sum |w x|.
+TEST(MatMul, EqualsPerTokenMatVec) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                          TensorType::kQ4_0}) {
+    for (int threads : {1, 2, 3}) {
+      const int64_t rows = 37, cols = 96, n = 5;
+      std::vector<float> wf(rows * cols), x(n * cols);
+      for (float& v : wf) v = uni(rng);
+      for (float& v : x) v = uni(rng);
+      std::vector<uint8_t> w(RowBytes(type, cols) * rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        QuantizeRow(type, &wf[r * cols], &w[r * RowBytes(type, cols)], cols);
+      }
+      ThreadPool pool(threads);
+      std::vector<float> y(n * rows), scratch(threads * cols);
+      MatMul(type, w.data(), rows, cols, x.data(), n, y.data(), scratch.data(), &pool);
+      std::vector<float> deq(cols);
+      for (int64_t t = 0; t < n; ++t) {
+        std::vector<float> want(rows);
+        MatVec(type, w.data(), rows, cols, &x[t * cols], want.data(), nullptr);
+        for (int64_t r = 0; r < rows; ++r) {
+          DequantizeRow(type, &w[r * RowBytes(type, cols)], deq.data(), cols);
+          double magnitude = 0;
+          for (int64_t i = 0; i < cols; ++i) magnitude += std::abs(double(deq[i]) * x[t * cols + i]);
+          EXPECT_NEAR(y[t * rows + r], want[r], 1e-5 * magnitude + 1e-6)
+              << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace h2o::kernels

@@ -19,6 +19,7 @@ Command RegisterPerplexity(CLI::App& app);
 Command RegisterTokenize(CLI::App& app);
 Command RegisterInspect(CLI::App& app);
 Command RegisterConvert(CLI::App& app);
+Command RegisterBench(CLI::App& app);
 Command RegisterMkModel(CLI::App& app);
 
 }  // namespace h2o::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterGenerate(app), h2o::cli::RegisterPerplexity(app),
       h2o::cli::RegisterTokenize(app), h2o::cli::RegisterInspect(app),
       h2o::cli::RegisterConvert(app),
+      h2o::cli::RegisterBench(app),
       h2o::cli::RegisterMkModel(app),
   };
 

@@ -1,0 +1,270 @@
+// One session per test, sized for it, so that kv_bytes is what a user
+// running that sequence would allocate. The depth tokens and the test's
+// tokens come from one seeded random stream, the same for every KV spec,
+// so specs are compared on identical input. Only the test itself is inside
+// the clock; depth filling, Reset and session creation are not.
+#include "eval/bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kv/kv_cache.h"
+#include "runtime/session.h"
+
+namespace h2o {
+namespace {
+
+constexpr std::string_view kPolicyNames[] = {"full",   "local", "sink",  "h2o",
+                                             "h2only", "tova",  "random"};
+
+std::string_view Trim(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const size_t last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+// A segment continues the previous spec only when it is a bare key=value:
+// it has an '=' with no ':' before it, and is not a policy name.
+bool StartsSpec(std::string_view segment) {
+  const size_t colon = segment.find(':');
+  const std::string_view name = segment.substr(0, colon);
+  if (std::find(std::begin(kPolicyNames), std::end(kPolicyNames), name) != std::end(kPolicyNames)) {
+    return true;
+  }
+  const size_t equals = segment.find('=');
+  return equals == std::string_view::npos || colon < equals;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+size_t MatrixBytes(const WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); }
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitKvSpecList(std::string_view text) {
+  if (Trim(text).empty()) return Status::Error("empty KV spec list");
+  std::vector<std::string> specs;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    const std::string_view segment =
+        Trim(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
+    if (segment.empty()) {
+      return Status::Error(fmt::format("empty KV spec in '{}'", text));
+    }
+    if (!StartsSpec(segment)) {
+      if (specs.empty()) {
+        return Status::Error(fmt::format(
+            "'{}' in '{}' comes before any policy name (a spec is POLICY[:key=value,...])", segment,
+            text));
+      }
+      specs.back() += ",";
+      specs.back() += segment;
+    } else {
+      specs.emplace_back(segment);
+    }
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return specs;
+}
+
+Result<std::vector<int32_t>> ParseCountList(std::string_view text, std::string_view flag) {
+  std::vector<int32_t> values;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    const std::string_view item =
+        Trim(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
+    int32_t value = -1;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value < 0) {
+      return Status::Error(
+          fmt::format("{}: '{}' is not a non-negative integer (in '{}')", flag, item, text));
+    }
+    values.push_back(value);
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return values;
+}
+
+std::string BenchTest::Name() const {
+  return fmt::format("{}{}", kind == BenchKind::kPrompt ? "pp" : "tg", n_tokens);
+}
+
+ModelFootprint DescribeModel(const Model& model) {
+  ModelFootprint f;
+  f.arch = model.hparams().arch;
+  std::map<TensorType, size_t> bytes_by_type;
+  for (const gguf::TensorInfo& t : model.file().tensors()) {
+    f.n_params += t.n_elements();
+    f.tensor_bytes += t.nbytes;
+    if (t.dims.size() >= 2) bytes_by_type[t.type] += t.nbytes;
+  }
+  size_t most = 0;
+  for (const auto& [type, bytes] : bytes_by_type) {
+    if (bytes > most) {
+      most = bytes;
+      f.weight_type = std::string(TraitsOf(type).name);
+    }
+  }
+  const ModelWeights& w = model.weights();
+  size_t per_token = 0;
+  for (const LayerWeights& l : w.layers) {
+    per_token += MatrixBytes(l.wq) + MatrixBytes(l.wk) + MatrixBytes(l.wv) + MatrixBytes(l.wo) +
+                 MatrixBytes(l.w_gate) + MatrixBytes(l.w_up) + MatrixBytes(l.w_down) +
+                 (l.attn_norm.size() + l.ffn_norm.size()) * sizeof(float);
+  }
+  per_token += MatrixBytes(w.output) + w.output_norm.size() * sizeof(float);
+  if (!w.tied_output) per_token += w.token_embd.row_bytes();  // one embedding row
+  f.weight_bytes_per_token = per_token;
+  return f;
+}
+
+double KvBytesReadPerToken(const HParams& hp, TensorType kv_type, double tokens_in_cache) {
+  return 2.0 * hp.n_layer * hp.n_head_kv * static_cast<double>(RowBytes(kv_type, hp.head_dim)) *
+         tokens_in_cache;
+}
+
+std::vector<int32_t> RandomTokens(int32_t n_vocab, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> ids(n);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng() % static_cast<uint64_t>(n_vocab));
+  return ids;
+}
+
+Result<KvPlan> ResolveForTest(const KvSpec& spec, const BenchTest& test) {
+  auto plan = ResolveKvSpec(spec, test.total());
+  if (!plan.ok()) {
+    return plan.status().WithContext(fmt::format("--kv '{}' for {} at depth {} ({} tokens)",
+                                                 spec.text, test.Name(), test.depth, test.total()));
+  }
+  return plan;
+}
+
+Status WarmUp(const Model& model, const BenchOptions& options) {
+  constexpr int32_t kPrompt = 16, kDecode = 4;
+  SessionOptions o;
+  o.n_ctx = kPrompt + kDecode;
+  o.n_threads = options.n_threads;
+  o.max_chunk = options.chunk;
+  o.kv_type = options.kv_type;
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model, o));
+  const std::vector<int32_t> ids =
+      RandomTokens(model.hparams().n_vocab, kPrompt + kDecode, options.seed);
+  H2O_RETURN_IF_ERROR(session->Eval(std::span(ids).first(kPrompt)));
+  for (int32_t i = kPrompt; i < kPrompt + kDecode; ++i) {
+    H2O_RETURN_IF_ERROR(session->Eval(std::span(ids).subspan(i, 1)));
+  }
+  return Status::Ok();
+}
+
+Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const BenchTest& test,
+                                 const BenchOptions& options, double membw_gbps) {
+  if (test.n_tokens < 1 || test.depth < 0 || test.total() > INT32_MAX) {
+    return Status::Error(fmt::format("bad bench test {} at depth {}", test.Name(), test.depth));
+  }
+  if (options.repetitions < 1) {
+    return Status::Error(fmt::format("bad repetition count {}", options.repetitions));
+  }
+  H2O_ASSIGN_OR_RETURN(KvPlan plan, ResolveForTest(spec, test));
+  ResetPeakRss();  // best effort: else peak_rss_bytes is the process's peak so far
+  const HParams& hp = model.hparams();
+  const int32_t total = static_cast<int32_t>(test.total());
+
+  SessionOptions o;
+  o.n_ctx = total;
+  o.n_threads = options.n_threads;
+  o.max_chunk = options.chunk;
+  o.kv_type = options.kv_type;
+  o.kv = plan;
+  auto created = Session::Create(model, o);
+  if (!created.ok()) return created.status().WithContext(fmt::format("--kv '{}'", spec.text));
+  Session& session = **created;
+  const std::vector<int32_t> ids = RandomTokens(hp.n_vocab, total, options.seed);
+  const std::span<const int32_t> context = std::span(ids).first(test.depth);
+  const std::span<const int32_t> tested = std::span(ids).subspan(test.depth);
+
+  BenchRecord r;
+  r.test = test;
+  r.kv = spec.text;
+  r.kv_resolved = plan.Describe();
+  r.threads = options.n_threads;
+  for (int32_t rep = 0; rep < options.repetitions; ++rep) {
+    session.Reset();
+    if (!context.empty()) H2O_RETURN_IF_ERROR(session.Eval(context));
+    const auto start = std::chrono::steady_clock::now();
+    if (test.kind == BenchKind::kPrompt) {
+      H2O_RETURN_IF_ERROR(session.Eval(tested));
+    } else {
+      for (size_t i = 0; i < tested.size(); ++i) {
+        H2O_RETURN_IF_ERROR(session.Eval(tested.subspan(i, 1)));
+      }
+    }
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    r.tps.push_back(test.n_tokens / std::max(elapsed.count(), 1e-9));
+  }
+  r.tps_min = *std::min_element(r.tps.begin(), r.tps.end());
+  r.tps_median = Median(r.tps);
+  const KvCache& cache = session.cache();
+  r.kv_bytes = cache.AllocatedBytes();
+  r.kv_bytes_full =
+      KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, options.kv_type, total);
+  r.peak_rss_bytes = PeakRssBytes();
+
+  if (test.kind == BenchKind::kGenerate) {
+    // Generated token i (position depth + i) is appended before attention,
+    // so it attends to min(depth + i + 1, budget + 1) tokens per (layer, KV
+    // head); a full cache's budget is n_ctx = total, so the min never binds.
+    const int64_t budget = cache.config().budget;
+    double sum = 0;
+    for (int64_t i = 0; i < test.n_tokens; ++i) {
+      sum += static_cast<double>(std::min<int64_t>(test.depth + i + 1, budget + 1));
+    }
+    r.kv_tokens_read = sum / test.n_tokens;
+    r.bytes_per_token = static_cast<double>(DescribeModel(model).weight_bytes_per_token) +
+                        KvBytesReadPerToken(hp, options.kv_type, *r.kv_tokens_read);
+    r.achieved_gbps = *r.bytes_per_token * r.tps_median / 1e9;
+    if (membw_gbps > 0) r.roofline_tps = membw_gbps * 1e9 / *r.bytes_per_token;
+  }
+  return r;
+}
+
+bool ResetPeakRss() {
+  // Linux >= 4.0: writing "5" to clear_refs resets VmHWM to the current RSS.
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+size_t PeakRssBytes() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib >= 0) return static_cast<size_t>(kib) * 1024;
+  }
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<size_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace h2o

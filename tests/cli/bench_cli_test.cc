@@ -1,0 +1,128 @@
+// `h2o bench` as a user runs it: JSON and markdown output of the real
+// binary on stories260K, and one error line for each kind of bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.h"
+#include "test_data.h"
+
+namespace h2o {
+namespace {
+
+using testing::RunH2o;
+
+const std::string kBench = "bench -m " + testing::ModelPath() + " --membw-mib 8 ";
+
+void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("h2o: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(BenchCli, JsonRecords) {
+  // --chunk 8 so that the h2o cache (budget 16 + chunk 8 slots) is smaller
+  // than the full one at these short lengths; with the default chunk of 512
+  // both would be capped at the sequence length.
+  const auto r = RunH2o(kBench +
+                        "-p 16 -n 8 --depth 0,32 --kv full,h2o:heavy=8,recent=8 -r 2 -t 2 "
+                        "--chunk 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], testing::ModelPath());
+  ASSERT_TRUE(j["membw_gbps"].is_number());
+  EXPECT_GT(j["membw_gbps"].get<double>(), 0.0);
+  EXPECT_EQ(j["threads"], 2);
+  const auto& records = j["records"];
+  ASSERT_EQ(records.size(), 8u);  // 2 kv x 2 depths x (pp16, tg8)
+
+  // (kv, depth, test) -> record
+  std::map<std::tuple<std::string, int, std::string>, nlohmann::json> by_key;
+  for (const auto& rec : records) {
+    EXPECT_GT(rec["tps_min"].get<double>(), 0.0) << rec.dump();
+    EXPECT_GE(rec["tps_median"].get<double>(), rec["tps_min"].get<double>());
+    EXPECT_EQ(rec["tps"].size(), 2u);
+    EXPECT_EQ(rec["threads"], 2);
+    EXPECT_GT(rec["peak_rss_bytes"].get<double>(), 0.0);
+    const bool tg = rec["test"] == "tg8";
+    EXPECT_TRUE(tg || rec["test"] == "pp16") << rec.dump();
+    EXPECT_EQ(rec["achieved_gbps"].is_number(), tg) << rec.dump();
+    EXPECT_EQ(rec["roofline_tps"].is_number(), tg) << rec.dump();
+    by_key[{rec["kv"], rec["depth"], rec["test"]}] = rec;
+  }
+  EXPECT_EQ(by_key.size(), 8u);
+  // stories260K: 5 layers x 4 KV heads, head_dim 8, f16. A slot is 40 B
+  // (K, V, position, free list), 48 B with h2o's score. At depth 32:
+  //   pp16: full 48 slots; h2o budget 16 + chunk 8 = 24 slots.
+  //   tg8:  full 40 slots; h2o 24 slots.
+  const auto& full_pp = by_key[{"full", 32, "pp16"}];
+  const auto& h2o_pp = by_key[{"h2o:heavy=8,recent=8", 32, "pp16"}];
+  const auto& full_tg = by_key[{"full", 32, "tg8"}];
+  const auto& h2o_tg = by_key[{"h2o:heavy=8,recent=8", 32, "tg8"}];
+  EXPECT_EQ(full_pp["kv_bytes"], 20 * 48 * 40);
+  EXPECT_EQ(h2o_pp["kv_bytes"], 20 * 24 * 48);
+  EXPECT_EQ(full_tg["kv_bytes"], 20 * 40 * 40);
+  EXPECT_EQ(h2o_tg["kv_bytes"], 20 * 24 * 48);
+  EXPECT_LT(h2o_pp["kv_bytes"].get<int64_t>(), full_pp["kv_bytes"].get<int64_t>());
+  EXPECT_LT(h2o_tg["kv_bytes"].get<int64_t>(), full_tg["kv_bytes"].get<int64_t>());
+  EXPECT_EQ(full_pp["kv_bytes_full"], 2 * 20 * 48 * 16);
+  EXPECT_EQ(h2o_tg["kv_resolved"], "h2o:heavy=8,recent=8");
+  // h2o decode reads fewer KV bytes per token than full at depth 32.
+  EXPECT_LT(h2o_tg["bytes_per_token"].get<double>(), full_tg["bytes_per_token"].get<double>());
+}
+
+TEST(BenchCli, MarkdownTableAndPercentSpecs) {
+  const auto r = RunH2o(kBench +
+                        "-p 8 -n 4 --depth 16 --kv full --kv h2o:heavy=25%,recent=25% "
+                        "-r 1 -t 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| model | type / size | threads | test | depth | kv | t/s (min) |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("|---|"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory bandwidth: "), std::string::npos) << r.out;
+  // 25% of 16 + 8 = 6 for pp8, of 16 + 4 = 5 for tg4.
+  EXPECT_NE(r.out.find("| pp8 | 16 | h2o:heavy=25%,recent=25% (= h2o:heavy=6,recent=6) |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| tg4 | 16 | h2o:heavy=25%,recent=25% (= h2o:heavy=5,recent=5) |"),
+            std::string::npos)
+      << r.out;
+  // 2 specs x 2 tests: rows that start with "| stories260K.gguf".
+  size_t rows = 0;
+  for (size_t at = 0; (at = r.out.find("\n| stories260K.gguf |", at)) != std::string::npos; ++at) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4u) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;  // no progress lines when stderr is not a terminal
+}
+
+TEST(BenchCli, Errors) {
+  ExpectOneErrorLine(RunH2o(kBench + "-p 16,x"), "-p: 'x' is not a non-negative integer");
+  ExpectOneErrorLine(RunH2o(kBench + "--n-gen=-1"), "-n: '-1'");
+  ExpectOneErrorLine(RunH2o(kBench + "--depth 0,,32"), "--depth: ''");
+  ExpectOneErrorLine(RunH2o(kBench + "--kv full,bogus:k=1"), "--kv 'bogus:k=1'");
+  ExpectOneErrorLine(RunH2o(kBench + "--kv heavy=8,full"), "before any policy");
+  ExpectOneErrorLine(RunH2o(kBench + "--kv 'h2o:heavy=8,recent=8,colour=3'"),
+                     "--kv 'h2o:heavy=8,recent=8,colour=3'");
+  ExpectOneErrorLine(RunH2o(kBench + "-p 4 -n 0 --kv h2o:heavy=10%,recent=10%"),
+                     "h2o:heavy=10%,recent=10%");
+  ExpectOneErrorLine(RunH2o(kBench + "-p 0 -n 0"), "nothing to run");
+  ExpectOneErrorLine(RunH2o(kBench + "--kv-type q8_0"), "--kv-type");
+  ExpectOneErrorLine(RunH2o("bench -m /nonexistent/model.gguf -p 4 -n 4"),
+                     "/nonexistent/model.gguf");
+  ExpectOneErrorLine(RunH2o(kBench + "-r 0"), "-r must be at least 1, not 0");
+  ExpectOneErrorLine(RunH2o(kBench + "--threads=-2"), "-t must be 0 (all) or more, not -2");
+  ExpectOneErrorLine(RunH2o(kBench + "--kv h2o:heavy=8"), "--kv 'h2o:heavy=8': missing key");
+}
+
+}  // namespace
+}  // namespace h2o

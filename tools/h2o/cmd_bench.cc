@@ -1,0 +1,252 @@
+// h2o bench: prompt processing (pp) and generation (tg) speed at given
+// context depths, per KV policy, like llama-bench; with KV memory against a
+// full cache and decode speed against the memory-bandwidth roofline.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "eval/bench.h"
+#include "eval/membw.h"
+
+namespace h2o::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model_path;
+  std::vector<std::string> prompt = {"512"};
+  std::vector<std::string> gen = {"128"};
+  std::vector<std::string> depth = {"0"};
+  std::vector<std::string> kv = {"full"};
+  int32_t repetitions = 3;
+  int32_t n_threads = 0;
+  int32_t chunk = 512;
+  std::string kv_type = "f16";
+  uint64_t seed = 1234;
+  int32_t membw_mib = 256;
+  bool json = false;
+};
+
+// Each occurrence of a list flag is itself a comma-separated list.
+Result<std::vector<int32_t>> ParseCounts(const std::vector<std::string>& texts,
+                                         std::string_view flag) {
+  std::vector<int32_t> all;
+  for (const std::string& text : texts) {
+    H2O_ASSIGN_OR_RETURN(std::vector<int32_t> values, ParseCountList(text, flag));
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return all;
+}
+
+nlohmann::json OrNull(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::string FormatCount(int64_t n) {
+  if (n >= 1'000'000'000) return fmt::format("{:.2f}B", n / 1e9);
+  if (n >= 1'000'000) return fmt::format("{:.2f}M", n / 1e6);
+  if (n >= 1'000) return fmt::format("{:.2f}K", n / 1e3);
+  return std::to_string(n);
+}
+
+int RunBench(const BenchFlags& f) {
+  // Everything the command line can get wrong is checked before the model
+  // loads and before any output.
+  auto prompts = ParseCounts(f.prompt, "-p");
+  if (!prompts.ok()) return Fail(prompts.status());
+  auto gens = ParseCounts(f.gen, "-n");
+  if (!gens.ok()) return Fail(gens.status());
+  auto depths = ParseCounts(f.depth, "--depth");
+  if (!depths.ok()) return Fail(depths.status());
+  std::vector<KvSpec> specs;
+  for (const std::string& text : f.kv) {
+    auto split = SplitKvSpecList(text);
+    if (!split.ok()) return Fail(split.status().WithContext("--kv"));
+    for (const std::string& s : *split) {
+      auto spec = ParseKvSpec(s);
+      if (!spec.ok()) return Fail(spec.status().WithContext(fmt::format("--kv '{}'", s)));
+      specs.push_back(std::move(spec).value());
+    }
+  }
+  std::vector<BenchTest> tests;  // per depth: pp tests, then tg tests (llama-bench's order)
+  for (int32_t d : *depths) {
+    for (int32_t p : *prompts) {
+      if (p > 0) tests.push_back({BenchKind::kPrompt, p, d});
+    }
+    for (int32_t n : *gens) {
+      if (n > 0) tests.push_back({BenchKind::kGenerate, n, d});
+    }
+  }
+  if (tests.empty()) return Fail("nothing to run: every -p and -n is 0");
+  if (f.repetitions < 1) return Fail(fmt::format("-r must be at least 1, not {}", f.repetitions));
+  if (f.n_threads < 0) return Fail(fmt::format("-t must be 0 (all) or more, not {}", f.n_threads));
+  if (f.chunk < 0) return Fail(fmt::format("--chunk must be 0 (all) or more, not {}", f.chunk));
+  if (f.membw_mib < 0) {
+    return Fail(fmt::format("--membw-mib must be 0 (skip) or more, not {}", f.membw_mib));
+  }
+  for (const BenchTest& t : tests) {
+    if (t.total() > INT32_MAX) {
+      return Fail(fmt::format("--depth {} + {} tokens is too long", t.depth, t.n_tokens));
+    }
+    for (const KvSpec& spec : specs) {
+      if (auto plan = ResolveForTest(spec, t); !plan.ok()) return Fail(plan.status());
+    }
+  }
+  BenchOptions options;
+  options.n_threads = f.n_threads > 0
+                          ? f.n_threads
+                          : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  options.chunk = f.chunk;
+  options.repetitions = f.repetitions;
+  options.seed = f.seed;
+  const auto kv_type = ParseTensorType(f.kv_type);
+  if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
+    return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
+  }
+  options.kv_type = *kv_type;
+
+  auto model_result = Model::Load(f.model_path);
+  if (!model_result.ok()) return Fail(model_result.status());
+  const Model& model = **model_result;
+  const ModelFootprint footprint = DescribeModel(model);
+  const bool progress = isatty(STDERR_FILENO) == 1;
+
+  double membw_gbps = 0;
+  if (f.membw_mib > 0) {
+    if (progress) std::fprintf(stderr, "bench: measuring memory bandwidth\n");
+    membw_gbps = MeasureMemoryBandwidthGbps(
+        {options.n_threads, static_cast<size_t>(f.membw_mib) << 20, /*passes=*/5});
+  }
+  if (Status s = WarmUp(model, options); !s.ok()) return Fail(s);
+
+  const std::string model_name = std::filesystem::path(f.model_path).filename().string();
+  const std::string type_size =
+      fmt::format("{} {} {}, {}", footprint.arch, FormatCount(footprint.n_params),
+                  footprint.weight_type, FormatBytes(static_cast<double>(footprint.tensor_bytes)));
+  if (!f.json) {
+    std::printf(
+        "memory bandwidth: %s (%d threads); weights read per token: %s; percent KV budgets "
+        "resolve against depth + the test's tokens\n\n",
+        membw_gbps > 0 ? fmt::format("{:.2f} GB/s", membw_gbps).c_str() : "not measured",
+        options.n_threads,
+        FormatBytes(static_cast<double>(footprint.weight_bytes_per_token)).c_str());
+    std::printf(
+        "| model | type / size | threads | test | depth | kv | t/s (min) | KV bytes | KV vs "
+        "full | GB/s | roofline |\n");
+    std::printf("|---|---|--:|---|--:|---|--:|--:|--:|--:|--:|\n");
+    std::fflush(stdout);
+  }
+
+  nlohmann::json records = nlohmann::json::array();
+  const size_t n_runs = specs.size() * tests.size();
+  size_t run = 0;
+  for (const KvSpec& spec : specs) {
+    for (const BenchTest& test : tests) {
+      ++run;
+      if (progress) {
+        std::fprintf(stderr, "bench: [%zu/%zu] %s depth %d, kv %s\n", run, n_runs,
+                     test.Name().c_str(), test.depth, spec.text.c_str());
+      }
+      auto r = RunBenchTest(model, spec, test, options, membw_gbps);
+      if (!r.ok()) return Fail(r.status());
+      if (f.json) {
+        records.push_back({{"test", test.Name()},
+                           {"n_tokens", test.n_tokens},
+                           {"depth", test.depth},
+                           {"kv", r->kv},
+                           {"kv_resolved", r->kv_resolved},
+                           {"tps", r->tps},
+                           {"tps_min", r->tps_min},
+                           {"tps_median", r->tps_median},
+                           {"kv_bytes", r->kv_bytes},
+                           {"kv_bytes_full", r->kv_bytes_full},
+                           {"peak_rss_bytes", r->peak_rss_bytes},
+                           {"threads", r->threads},
+                           {"kv_tokens_read", OrNull(r->kv_tokens_read)},
+                           {"bytes_per_token", OrNull(r->bytes_per_token)},
+                           {"achieved_gbps", OrNull(r->achieved_gbps)},
+                           {"roofline_tps", OrNull(r->roofline_tps)}});
+        continue;
+      }
+      const std::string kv =
+          r->kv_resolved == r->kv ? r->kv : fmt::format("{} (= {})", r->kv, r->kv_resolved);
+      const double ratio =
+          r->kv_bytes_full > 0 ? static_cast<double>(r->kv_bytes) / r->kv_bytes_full : 0.0;
+      std::printf("| %s | %s | %d | %s | %d | %s | %.2f (%.2f) | %s | %.2fx | %s | %s |\n",
+                  model_name.c_str(), type_size.c_str(), r->threads, test.Name().c_str(),
+                  test.depth, kv.c_str(), r->tps_median, r->tps_min,
+                  FormatBytes(static_cast<double>(r->kv_bytes)).c_str(), ratio,
+                  r->achieved_gbps ? fmt::format("{:.2f}", *r->achieved_gbps).c_str() : "-",
+                  r->roofline_tps
+                      ? fmt::format("{:.1f}%", 100.0 * r->tps_median / *r->roofline_tps).c_str()
+                      : "-");
+      std::fflush(stdout);
+    }
+  }
+  if (f.json) {
+    const nlohmann::json out = {
+        {"model", f.model_path},
+        {"model_type", type_size},
+        {"arch", footprint.arch},
+        {"n_params", footprint.n_params},
+        {"model_bytes", footprint.tensor_bytes},
+        {"weight_bytes_per_token", footprint.weight_bytes_per_token},
+        {"threads", options.n_threads},
+        {"kv_type", std::string(TraitsOf(options.kv_type).name)},
+        {"chunk", options.chunk},
+        {"repetitions", options.repetitions},
+        {"seed", options.seed},
+        {"membw_gbps", membw_gbps > 0 ? nlohmann::json(membw_gbps) : nlohmann::json(nullptr)},
+        {"percent_budgets_resolve_against", "depth + n_tokens"},
+        {"records", records}};
+    std::printf("%s\n", out.dump(2).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command RegisterBench(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "prompt (pp) and generation (tg) speed at context depths, per KV policy");
+  cmd->add_option("-m,--model", f->model_path, "GGUF model file")->required();
+  // List flags are read as text (commas split by us, not CLI11) so a bad
+  // item gets a clear error and --kv specs keep their own commas.
+  cmd->add_option("-p,--n-prompt", f->prompt, "prompt lengths to time, e.g. 512,2048 (0: none)")
+      ->capture_default_str();
+  cmd->add_option("-n,--n-gen", f->gen, "generated-token counts to time, e.g. 128 (0: none)")
+      ->capture_default_str();
+  cmd->add_option("-d,--depth", f->depth,
+                  "context tokens fed (untimed) before each test, e.g. 0,512,2048")
+      ->capture_default_str();
+  cmd->add_option("--kv", f->kv,
+                  "KV specs, comma-separated or repeated, e.g. full,h2o:heavy=10%,recent=10%; "
+                  "percentages are of depth + the test's tokens")
+      ->capture_default_str();
+  cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test (min and median)")
+      ->capture_default_str();
+  cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)");
+  cmd->add_option("--chunk", f->chunk,
+                  "tokens per forward pass for depth filling and pp (0: all at once)")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", f->kv_type, "KV cache element type: f16 or f32")
+      ->capture_default_str();
+  cmd->add_option("--seed", f->seed, "seed of the random token stream")->capture_default_str();
+  cmd->add_option("--membw-mib", f->membw_mib,
+                  "buffer read to measure memory bandwidth, MiB (0: skip the roofline)")
+      ->capture_default_str();
+  cmd->add_flag("--json", f->json, "print JSON instead of a markdown table");
+  return {cmd, [f] { return RunBench(*f); }};
+}
+
+}  // namespace h2o::cli

@@ -27,6 +27,13 @@ inline nlohmann::json ReadJson(const std::string& rel) {
   return nlohmann::json::parse(ReadFileOrEmpty(DataPath(rel)));
 }
 
+// "1 403 407": ids joined by single spaces, as the CLI prints them.
+inline std::string JoinIds(const std::vector<int32_t>& ids) {
+  std::ostringstream out;
+  for (size_t i = 0; i < ids.size(); ++i) out << (i ? " " : "") << ids[i];
+  return out.str();
+}
+
 // Ids of stories260K/streams/<name>, space separated.
 inline std::vector<int32_t> ReadStream(const std::string& name) {
   std::istringstream in(ReadFileOrEmpty(DataPath("stories260K/streams/" + name)));

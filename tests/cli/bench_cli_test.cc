@@ -15,18 +15,11 @@
 namespace h2o {
 namespace {
 
+using testing::ExpectOneErrorLine;
 using testing::RunH2o;
 
 const std::string kBench = "bench -m " + testing::ModelPath() + " --membw-mib 8 ";
 
-void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("h2o: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
 
 TEST(BenchCli, JsonRecords) {
   // --chunk 8 so that the h2o cache (budget 16 + chunk 8 slots) is smaller

@@ -12,20 +12,12 @@
 namespace h2o {
 namespace {
 
+using testing::ExpectOneErrorLine;
 using testing::RunH2o;
 
 const std::string kModel = testing::ModelPath();
 
-int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-// A failure must be exactly one line on stderr, starting "h2o: error: ".
-void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
-  EXPECT_EQ(CountLines(r.err), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("h2o: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
 
 class TempDir : public ::testing::Test {
  protected:
@@ -51,13 +43,11 @@ TEST(Cli, GenerateGreedyPrintsTheLilyStory) {
 TEST(Cli, GenerateTokenIdsMatchReference) {
   for (const auto& c : testing::ReadJson("stories260K/reference_greedy.json")) {
     if (c["policy"] != "full") continue;
-    std::string prompt;
-    for (int id : c["prompt"]) prompt += (prompt.empty() ? "" : " ") + std::to_string(id);
+    const std::string prompt = testing::JoinIds(c["prompt"].get<std::vector<int32_t>>());
     const auto r = RunH2o("generate -m " + kModel + " --tokens '" + prompt + "' -n " +
                           std::to_string(c["n_predict"].get<int>()) + " --temp 0 --print-ids");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::string expected;
-    for (int id : c["expected_ids"]) expected += (expected.empty() ? "" : " ") + std::to_string(id);
+    const std::string expected = testing::JoinIds(c["expected_ids"].get<std::vector<int32_t>>());
     EXPECT_EQ(r.out, expected + "\n");
   }
 }
@@ -76,7 +66,7 @@ TEST(Cli, PerplexityJsonMatchesReference) {
   const auto ref = testing::ReadJson("stories260K/reference_nll.json")[0];
   std::string files;
   for (const auto& s : ref["per_stream"]) {
-    files += " " + testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>());
+    files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
   const auto r = RunH2o("perplexity -m " + kModel + " --json --kv-type f32 --token-file" + files);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -12,6 +12,7 @@
 namespace h2o {
 namespace {
 
+using testing::ExpectOneErrorLine;
 using testing::RunH2o;
 
 const std::string kModel = testing::ModelPath();
@@ -119,12 +120,6 @@ TEST(KvCli, TovaRuns) {
   EXPECT_TRUE(std::isfinite(out["ppl"].get<double>()));
 }
 
-void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
 
 TEST(KvCliErrors, BadSpecs) {
   const std::string base = "generate -m " + kModel + " --tokens '1 2' -n 4 --kv ";

@@ -15,6 +15,7 @@
 namespace h2o {
 namespace {
 
+using testing::ExpectOneErrorLine;
 using testing::RunH2o;
 
 class MkModelCli : public ::testing::Test {
@@ -33,12 +34,6 @@ const std::string kSmall =
     "mkmodel --arch llama --dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 96 --vocab 300 "
     "--ctx 256 --seed 1";
 
-void ExpectOneErrorLine(const testing::RunResult& r, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("h2o: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
 
 TEST_F(MkModelCli, WrittenModelGenerates) {
   for (const char* type : {"f32", "f16", "q8_0", "q4_0"}) {

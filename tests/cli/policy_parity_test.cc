@@ -47,7 +47,7 @@ TEST_P(NllParity, PerStreamWithinTolerance) {
   const double tolerance = full ? 1e-3 : 1e-2;
   std::string files;
   for (const auto& s : ref["per_stream"]) {
-    files += " " + testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>());
+    files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
   const auto r = RunH2o("perplexity -m " + testing::ModelPath() + " --kv " + SpecOf(ref) +
                         " --kv-type f32 --json --token-file" + files);
@@ -73,9 +73,8 @@ class GreedyParity : public ::testing::TestWithParam<nlohmann::json> {};
 
 TEST_P(GreedyParity, IdsMatchExactly) {
   const nlohmann::json& c = GetParam();
-  std::string prompt, expected;
-  for (int id : c["prompt"]) prompt += (prompt.empty() ? "" : " ") + std::to_string(id);
-  for (int id : c["expected_ids"]) expected += (expected.empty() ? "" : " ") + std::to_string(id);
+  const std::string prompt = testing::JoinIds(c["prompt"].get<std::vector<int32_t>>());
+  const std::string expected = testing::JoinIds(c["expected_ids"].get<std::vector<int32_t>>());
   const auto r = RunH2o("generate -m " + testing::ModelPath() + " --kv " + SpecOf(c) +
                         " --tokens '" + prompt + "' -n " + std::to_string(c["n_predict"].get<int>()) +
                         " --temp 0 --print-ids");

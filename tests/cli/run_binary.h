@@ -14,4 +14,9 @@ struct RunResult {
 // Runs `h2o <args>` through /bin/sh (args are shell words, quote as needed).
 RunResult RunH2o(const std::string& args);
 
+// A failed command must exit non-zero (not by a signal), print nothing on
+// stdout, and print exactly one line on stderr: "h2o: error: ..." that
+// contains `needle`.
+void ExpectOneErrorLine(const RunResult& r, const std::string& needle);
+
 }  // namespace h2o::testing

@@ -1,6 +1,7 @@
 // h2o inspect: what a GGUF file holds and how much memory running it takes.
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -33,12 +34,25 @@ int RunInspect(const InspectFlags& f) {
   if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
     return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
   }
+  auto spec = ParseKvSpec(f.kv_spec);
+  if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
   auto file_result = gguf::File::Open(f.model_path);
   if (!file_result.ok()) return Fail(file_result.status());
   const gguf::File& file = **file_result;
+  // Everything that can fail is checked before anything is printed.
+  auto model = Model::Load(f.model_path);
+  int32_t n_ctx = 0;
+  std::optional<KvPlan> plan;
+  if (model.ok()) {
+    n_ctx = f.n_ctx > 0 ? f.n_ctx : (*model)->hparams().n_ctx_train;
+    // Percentages refer to the prompt; here the context plays that role.
+    auto resolved = ResolveKvSpec(*spec, n_ctx);
+    if (!resolved.ok()) return Fail(resolved.status().WithContext("--kv"));
+    plan = std::move(resolved).value();
+  }
+
   std::printf("file: %s (GGUF v%u, %s, alignment %u)\n", file.path().c_str(), file.version(),
               FormatBytes(file.file_size()).c_str(), file.alignment());
-
   std::printf("\nmetadata (%zu keys):\n", file.metadata().size());
   for (const gguf::KeyValue& kv : file.metadata()) {
     std::printf("  %-44s %-8s %s\n", kv.key.c_str(),
@@ -49,7 +63,8 @@ int RunInspect(const InspectFlags& f) {
   size_t weight_bytes = 0;
   for (const gguf::TensorInfo& t : file.tensors()) weight_bytes += t.nbytes;
   std::printf("\ntensors (%zu, %s):\n", file.tensors().size(), FormatBytes(weight_bytes).c_str());
-  const size_t shown = f.all_tensors ? file.tensors().size() : std::min<size_t>(file.tensors().size(), 24);
+  const size_t shown =
+      f.all_tensors ? file.tensors().size() : std::min<size_t>(file.tensors().size(), 24);
   for (size_t i = 0; i < shown; ++i) {
     const gguf::TensorInfo& t = file.tensors()[i];
     std::printf("  %-32s %-5s %-18s %s\n", t.name.c_str(),
@@ -60,13 +75,12 @@ int RunInspect(const InspectFlags& f) {
     std::printf("  ... %zu more (--all-tensors lists them)\n", file.tensors().size() - shown);
   }
 
-  auto model = Model::Load(f.model_path);
   if (!model.ok()) {
-    std::printf("\nnot runnable: %s\n", model.status().message().c_str());
-    return 1;
+    // Inspecting a file this engine cannot run still succeeds.
+    std::printf("\nnot runnable here: %s\n", model.status().message().c_str());
+    return 0;
   }
   const HParams& hp = (*model)->hparams();
-  const int32_t n_ctx = f.n_ctx > 0 ? f.n_ctx : hp.n_ctx_train;
   std::printf("\nmodel: %s, %d layers, n_embd %d, %d heads (%d KV heads, head_dim %d), n_ff %d, "
               "vocab %d, trained context %d\n",
               hp.arch.c_str(), hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim,
@@ -76,12 +90,7 @@ int RunInspect(const InspectFlags& f) {
   std::printf("memory: weights %s (mapped); full KV cache (%s) for %d tokens: %s\n",
               FormatBytes(weight_bytes).c_str(), f.kv_type.c_str(), n_ctx,
               FormatBytes(kv_full).c_str());
-  if (f.kv_spec != "full") {
-    auto spec = ParseKvSpec(f.kv_spec);
-    if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
-    // Percentages refer to the prompt; here the context plays that role.
-    auto plan = ResolveKvSpec(*spec, n_ctx);
-    if (!plan.ok()) return Fail(plan.status().WithContext("--kv"));
+  if (plan->policy != "full") {
     auto policy = MakePolicy(*plan, n_ctx);
     KvCacheConfig c{.n_layer = hp.n_layer, .n_head_kv = hp.n_head_kv, .head_dim = hp.head_dim,
                     .budget = plan->budget, .capacity = plan->budget + f.chunk,

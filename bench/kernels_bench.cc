@@ -1,10 +1,14 @@
 // Single-thread MatVec throughput of every kernel backend this CPU runs,
 // per weight type: y = W x for a 2048 x 2048 matrix, one DotRow per row
-// (what MatVec does on one thread), reported as weight bytes read per
+// (what MatVec does on one thread; q8_0/q4_0 quantize x once per product
+// and use the integer dot_row_q8, as MatVec does), reported as weight bytes read per
 // second. The matrix is 16 MiB in f32 and 2.1 MiB in q4_0, so the small
 // types run from cache and show compute speed, the large ones approach
 // memory bandwidth. DotRow4096 repeats one 4096-element row that stays in
-// L1/L2: the kernel's compute speed alone.
+// L1/L2: the kernel's compute speed alone. MatVecPool runs the public
+// MatVec (active backend) over a ThreadPool of 1 and 2 threads on a
+// 768 x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost
+// of the pool shows as the gap between the two.
 //
 //   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -16,6 +20,8 @@
 
 #include "core/tensor_type.h"
 #include "kernels/dispatch.h"
+#include "kernels/matvec.h"
+#include "kernels/thread_pool.h"
 
 namespace h2o::kernels {
 namespace {
@@ -44,15 +50,47 @@ Matrix MakeMatrix(TensorType type) {
 void BM_MatVec(benchmark::State& state, const KernelTable* table, const Matrix* m) {
   std::vector<float> x(kCols, 0.5f);
   std::vector<float> y(kRows);
-  const DotRowFn dot = table->For(m->type).dot_row;
+  const TypeKernels& tk = table->For(m->type);
   const size_t row_bytes = RowBytes(m->type, kCols);
+  std::vector<BlockQ8Act> xq(kCols / 32);
   for (auto _ : state) {
-    for (int64_t r = 0; r < kRows; ++r) y[r] = dot(m->data.data() + r * row_bytes, x.data(), kCols);
+    if (tk.dot_row_q8 != nullptr) {
+      table->quantize_act(x.data(), xq.data(), kCols);
+      for (int64_t r = 0; r < kRows; ++r) {
+        y[r] = tk.dot_row_q8(m->data.data() + r * row_bytes, xq.data(), kCols);
+      }
+    } else {
+      for (int64_t r = 0; r < kRows; ++r) {
+        y[r] = tk.dot_row(m->data.data() + r * row_bytes, x.data(), kCols);
+      }
+    }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(m->data.size()));
+}
+
+void BM_MatVecPool(benchmark::State& state, TensorType type, int threads) {
+  constexpr int64_t kPoolRows = 768;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(kCols), x(kCols), y(kPoolRows);
+  for (float& v : x) v = dist(rng);
+  const size_t row_bytes = RowBytes(type, kCols);
+  std::vector<uint8_t> w(row_bytes * kPoolRows);
+  for (int64_t r = 0; r < kPoolRows; ++r) {
+    for (float& v : values) v = dist(rng);
+    RefKernels().For(type).quantize_row(values.data(), w.data() + r * row_bytes, kCols);
+  }
+  ThreadPool pool(threads);
+  for (auto _ : state) {
+    MatVec(type, w.data(), kPoolRows, kCols, x.data(), y.data(), &pool);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(w.size()));
 }
 
 void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
@@ -99,6 +137,16 @@ int main(int argc, char** argv) {
       const std::string name =
           std::string("DotRow4096/") + std::string(TraitsOf(m.type).name) + "/" + table->name;
       benchmark::RegisterBenchmark(name.c_str(), BM_DotRow, table, m.type);
+    }
+  }
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+    for (int threads : {1, 2}) {
+      const std::string name = std::string("MatVecPool768x2048/") +
+                               std::string(TraitsOf(type).name) + "/threads:" +
+                               std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatVecPool, type, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
     }
   }
   benchmark::RunSpecifiedBenchmarks();

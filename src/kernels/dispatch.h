@@ -11,6 +11,7 @@
 
 #include "core/tensor_type.h"
 #include "kernels/ops.h"
+#include "kernels/quant.h"
 
 namespace h2o::kernels {
 
@@ -19,11 +20,15 @@ namespace h2o::kernels {
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 using DotRowFn = float (*)(const void* row, const float* x, int64_t n);
+// Contracts of QuantizeActivation and DotRowQ8 in quant.h.
+using QuantizeActFn = void (*)(const float* x, BlockQ8Act* dst, int64_t n);
+using DotRowQ8Fn = float (*)(const void* row, const BlockQ8Act* x, int64_t n);
 
 struct TypeKernels {
   QuantizeRowFn quantize_row;
   DequantizeRowFn dequantize_row;
   DotRowFn dot_row;
+  DotRowQ8Fn dot_row_q8;  // nullptr for the float types
 };
 
 // Contracts as the functions of the same name in ops.h.
@@ -46,6 +51,7 @@ struct KernelTable {
   SoftmaxFn softmax;
   SwiGluFn swiglu;
   AxpyFn axpy;
+  QuantizeActFn quantize_act;
 
   // The row kernels of `type`; type must be a supported TensorType (checked).
   const TypeKernels& For(TensorType type) const;

@@ -1,11 +1,45 @@
 #include "kernels/matmul.h"
 
+#include <algorithm>
+
 #include "core/status.h"
 #include "kernels/dispatch.h"
 #include "kernels/matvec.h"
 #include "kernels/thread_pool.h"
 
 namespace h2o::kernels {
+namespace {
+
+constexpr int64_t kBlockFloats = sizeof(BlockQ8Act) / sizeof(float);
+
+// Integer-dot types: the whole batch quantized into scratch (viewed as
+// blocks: the caller's float buffer is only ever used as raw storage here),
+// rows split over the pool like MatVec, each row dotted with every token.
+void MatMulQ8(const TypeKernels& tk, const KernelTable& table, const uint8_t* base,
+              size_t row_bytes, int64_t rows, int64_t cols, const float* x, int64_t n_tokens,
+              float* y, float* scratch, ThreadPool* pool) {
+  const int64_t n_blocks = cols / 32;
+  auto* xq = reinterpret_cast<BlockQ8Act*>(scratch);
+  for (int64_t t = 0; t < n_tokens; ++t) table.quantize_act(x + t * cols, xq + t * n_blocks, cols);
+  const DotRowQ8Fn dot = tk.dot_row_q8;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const uint8_t* wr = base + r * row_bytes;
+      for (int64_t t = 0; t < n_tokens; ++t) y[t * rows + r] = dot(wr, xq + t * n_blocks, cols);
+    }
+  };
+  if (pool == nullptr || pool->size() == 1) {
+    run(0, rows);
+  } else {
+    pool->ParallelFor(rows, run);
+  }
+}
+
+}  // namespace
+
+int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
+  return std::max<int64_t>(std::max(1, n_threads) * cols, n_tokens * (cols / 32) * kBlockFloats);
+}
 
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
             int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
@@ -14,10 +48,16 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
     MatVec(type, w, rows, cols, x, y, pool);
     return;
   }
-  const TypeKernels& tk = ActiveKernels().For(type);
-  const DotRowFn dot_f32 = ActiveKernels().f32.dot_row;
+  const KernelTable& table = ActiveKernels();
+  const TypeKernels& tk = table.For(type);
   const size_t row_bytes = RowBytes(type, cols);
   const auto* base = static_cast<const uint8_t*>(w);
+  if (tk.dot_row_q8 != nullptr) {
+    H2O_CHECK(cols % 32 == 0);
+    MatMulQ8(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch, pool);
+    return;
+  }
+  const DotRowFn dot_f32 = table.f32.dot_row;
   const int n_threads = pool != nullptr ? pool->size() : 1;
   // The rows are cut into one part per thread; part i owns scratch row i.
   auto run_part = [&](int64_t part) {

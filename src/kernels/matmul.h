@@ -9,13 +9,23 @@ namespace h2o::kernels {
 
 class ThreadPool;
 
+// Floats of scratch MatMul needs for up to n_tokens tokens of at most cols
+// columns with a pool of n_threads threads (the caller counted): a
+// dequantized row per thread, or the quantized activations of the batch,
+// whichever is larger. Thread-safe, pure.
+int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads);
+
 // y[t][r] = dot(w row r, x[t]) for t in [0, n_tokens), r in [0, rows).
 // w: [rows][cols] in `type`; x: [n_tokens][cols]; y: [n_tokens][rows].
-// Each weight row is read from memory once for the whole batch (and a
-// quantized row dequantized once), which is what makes prefill faster per
-// token than decode. scratch: [pool threads][cols] floats. Rows are split
-// over the pool (nullptr: the caller alone). Equal to n_tokens MatVec
-// calls within float rounding.
+// Each weight row is read from memory once for the whole batch, which is
+// what makes prefill faster per token than decode: a float-type row is
+// dotted with every token (f16/bf16 dequantized once first); for the
+// types with an integer dot (q8_0, q4_0) the batch is quantized once
+// (QuantizeActivation) and each row gets DotRowQ8 with every token, so the
+// result is bit-identical to n_tokens MatVec calls. For the float types it
+// equals them within float rounding. scratch: MatMulScratchFloats(cols,
+// n_tokens, pool threads) floats, owned by the caller, not shared with a
+// concurrent call. Rows are split over the pool (nullptr: the caller alone).
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
             int64_t n_tokens, float* y, float* scratch, ThreadPool* pool);
 

@@ -26,6 +26,16 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
+// An activation vector quantized for the integer dot products with Q8_0 and
+// Q4_0 weights (GGML's vec_dot_type idea, with an fp32 scale): 32 elements,
+// d = max |x| / 127 and qs[i] = x[i] / d rounded to nearest (ties to even),
+// so |x[i] - d * qs[i]| <= d / 2 up to float rounding of x[i] / d.
+struct BlockQ8Act {
+  float d;
+  int8_t qs[32];
+};
+static_assert(sizeof(BlockQ8Act) == 36 && sizeof(BlockQ8Act) % sizeof(float) == 0);
+
 // Writes n elements of src as `type` into dst (RowBytes(type, n) bytes).
 // Requires n to be a multiple of the type's block size (checked). Quantized
 // types are quantized exactly as GGML's quantize_row_q8_0_ref /
@@ -41,5 +51,21 @@ void DequantizeRow(TensorType type, const void* src, float* dst, int64_t n);
 // quantized types), so the rounding error stays well under n * FLT_EPSILON
 // * sum_i |w[i] x[i]|. Requires n to be a multiple of the block size.
 float DotRow(TensorType type, const void* row, const float* x, int64_t n);
+
+// Whether `type` has an integer dot product against a quantized activation
+// (DotRowQ8): Q8_0 and Q4_0. MatVec and MatMul use it for such weights.
+bool HasDotRowQ8(TensorType type);
+
+// Quantizes x[0, n) into n / 32 blocks of dst. Requires n % 32 == 0
+// (checked). Every backend writes identical blocks.
+void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
+
+// Returns sum over blocks of d_w * d_x * (exact int32 sum of q_w * q_x):
+// the dot product of the stored row with the quantized activation, which
+// differs from DotRow(type, row, x, n) by at most sum_i |w[i]| * d_x / 2 of
+// the block of i (the activation's quantization error) plus float rounding
+// of the per-block sums. Requires HasDotRowQ8(type) and n % 32 == 0
+// (checked).
+float DotRowQ8(TensorType type, const void* row, const BlockQ8Act* x, int64_t n);
 
 }  // namespace h2o::kernels

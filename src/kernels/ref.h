@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/ops.h"
+#include "kernels/quant.h"
 
 namespace h2o::kernels::ref {
 
@@ -28,6 +29,11 @@ float DotRowF16(const void* row, const float* x, int64_t n);
 float DotRowBF16(const void* row, const float* x, int64_t n);
 float DotRowQ8_0(const void* row, const float* x, int64_t n);
 float DotRowQ4_0(const void* row, const float* x, int64_t n);
+
+// Exact int32 block sums, each scaled by d_w * d_x and added in order.
+void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
+float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
+float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
 
 void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,

@@ -176,4 +176,43 @@ float DotRowQ4_0(const void* row, const float* x, int64_t n) {
   return sum;
 }
 
+void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    dst[b].d = d;
+    // nearbyint: ties to even in the default rounding mode, as the SIMD
+    // backends' round instruction.
+    for (int j = 0; j < 32; ++j) dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+  }
+}
+
+float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(row);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / kQ8_0BlockSize; ++b) {
+    int32_t isum = 0;
+    for (int j = 0; j < kQ8_0BlockSize; ++j) isum += blocks[b].qs[j] * x[b].qs[j];
+    sum += (F16ToF32(blocks[b].d) * x[b].d) * static_cast<float>(isum);
+  }
+  return sum;
+}
+
+float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
+  constexpr int kHalf = kQ4_0BlockSize / 2;
+  const auto* blocks = static_cast<const BlockQ4_0*>(row);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / kQ4_0BlockSize; ++b) {
+    const uint8_t* q = blocks[b].qs;
+    int32_t isum = 0;
+    for (int j = 0; j < kHalf; ++j) {
+      isum += ((q[j] & 0x0F) - 8) * x[b].qs[j] + ((q[j] >> 4) - 8) * x[b].qs[j + kHalf];
+    }
+    sum += (F16ToF32(blocks[b].d) * x[b].d) * static_cast<float>(isum);
+  }
+  return sum;
+}
+
 }  // namespace h2o::kernels::ref

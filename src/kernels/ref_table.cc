@@ -6,16 +6,17 @@ namespace h2o::kernels {
 const KernelTable& RefKernels() {
   static constexpr KernelTable kRef = {
       .name = "ref",
-      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, ref::DotRowF32},
-      .f16 = {ref::QuantizeRowF16, ref::DequantizeRowF16, ref::DotRowF16},
-      .bf16 = {ref::QuantizeRowBF16, ref::DequantizeRowBF16, ref::DotRowBF16},
-      .q8_0 = {ref::QuantizeRowQ8_0, ref::DequantizeRowQ8_0, ref::DotRowQ8_0},
-      .q4_0 = {ref::QuantizeRowQ4_0, ref::DequantizeRowQ4_0, ref::DotRowQ4_0},
+      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, ref::DotRowF32, nullptr},
+      .f16 = {ref::QuantizeRowF16, ref::DequantizeRowF16, ref::DotRowF16, nullptr},
+      .bf16 = {ref::QuantizeRowBF16, ref::DequantizeRowBF16, ref::DotRowBF16, nullptr},
+      .q8_0 = {ref::QuantizeRowQ8_0, ref::DequantizeRowQ8_0, ref::DotRowQ8_0, ref::DotRowQ8Q8_0},
+      .q4_0 = {ref::QuantizeRowQ4_0, ref::DequantizeRowQ4_0, ref::DotRowQ4_0, ref::DotRowQ8Q4_0},
       .rms_norm = ref::RmsNorm,
       .rope = ref::RopeInPlace,
       .softmax = ref::SoftmaxInPlace,
       .swiglu = ref::SwiGluInPlace,
       .axpy = ref::Axpy,
+      .quantize_act = ref::QuantizeActivation,
   };
   return kRef;
 }

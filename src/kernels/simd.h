@@ -39,6 +39,11 @@ void ExpRow(const float* x, float* y, int64_t n);
 // to the reference; 512-bit registers would not change its cost).
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
                  float freq_scale, RopeMode mode);
+// The integer-dot entries, shared with the AVX-512 table (256-bit AVX2
+// integer code; AVX-512 VNNI would be the next step there).
+void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
+float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
+float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);

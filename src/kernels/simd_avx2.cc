@@ -161,6 +161,55 @@ float DotBlocks(const void* row, const float* x, int64_t n, BlockSum block_sum) 
   return HorizontalSum(_mm256_add_ps(acc0, acc1));
 }
 
+// 32 signed bytes w times 32 signed bytes x, summed in groups of four
+// (8 int32 lanes). maddubs multiplies unsigned by signed bytes, so w's sign
+// moves onto x: |w| * (x * sign(w)); the int16 pair sums stay within
+// 2 * 128 * 127 < 2^15 since no quantizer emits -128 for x.
+__m256i DotI8x32(__m256i w, __m256i x) {
+  const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// The 32 values q - 8 of a Q4_0 block as signed bytes in element order.
+__m256i UnpackQ4_0Bytes(const BlockQ4_0& block) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  const __m128i lo = _mm_and_si128(raw, nibble);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(raw, 4), nibble);
+  return _mm256_sub_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1),
+                         _mm256_set1_epi8(8));
+}
+
+__m256i LoadQ8_0Bytes(const BlockQ8_0& block) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs));
+}
+
+// sum over blocks of d_w d_x * (int32 lane sums); four accumulators on
+// consecutive blocks.
+template <typename Block, typename LoadBytes>
+float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, LoadBytes load_bytes) {
+  const auto* blocks = static_cast<const Block*>(row);
+  const int64_t n_blocks = n / 32;
+  auto term = [&](int64_t b, __m256 acc) {
+    const __m256 d = _mm256_set1_ps(HalfToFloat(blocks[b].d) * x[b].d);
+    const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
+    return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotI8x32(load_bytes(blocks[b]), xq)), acc);
+  };
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps();
+  __m256 acc3 = _mm256_setzero_ps();
+  int64_t b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {
+    acc0 = term(b, acc0);
+    acc1 = term(b + 1, acc1);
+    acc2 = term(b + 2, acc2);
+    acc3 = term(b + 3, acc3);
+  }
+  for (; b < n_blocks; ++b) acc0 = term(b, acc0);
+  return HorizontalSum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+}
+
 // exp(x) lane by lane: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7
 // polynomial (Cephes expf coefficients), 2^n applied as two power-of-two
 // factors so that results near overflow (n = 128) and in the subnormal
@@ -230,6 +279,48 @@ float DotRowQ8_0(const void* row, const float* x, int64_t n) {
 
 float DotRowQ4_0(const void* row, const float* x, int64_t n) {
   return DotBlocks<BlockQ4_0>(row, x, n, BlockSumQ4_0);
+}
+
+// Same arithmetic as the reference: d = amax / 127, id = 1 / d (0 when d
+// is 0), q = round-to-nearest-even(x * id), so the blocks are identical.
+void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    const __m256 v0 = _mm256_loadu_ps(x);
+    const __m256 v1 = _mm256_loadu_ps(x + 8);
+    const __m256 v2 = _mm256_loadu_ps(x + 16);
+    const __m256 v3 = _mm256_loadu_ps(x + 24);
+    const __m256 m = _mm256_max_ps(
+        _mm256_max_ps(_mm256_and_ps(v0, abs_mask), _mm256_and_ps(v1, abs_mask)),
+        _mm256_max_ps(_mm256_and_ps(v2, abs_mask), _mm256_and_ps(v3, abs_mask)));
+    const float d = HorizontalMax(m) / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    dst[b].d = d;
+    const __m256 vid = _mm256_set1_ps(id);
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, vid), kRound));
+    const __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, vid), kRound));
+    const __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, vid), kRound));
+    const __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, vid), kRound));
+    // The packs work within 128-bit lanes, leaving the four-element groups
+    // in the order 0 2 4 6 1 3 5 7; one dword permute restores it.
+    const __m256i p16a = _mm256_packs_epi32(i0, i1);
+    const __m256i p16b = _mm256_packs_epi32(i2, i3);
+    const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+    const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].qs), ordered);
+  }
+}
+
+float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n) {
+  // Lambdas, not function pointers: GCC does not inline a pointer passed
+  // through the helper's own lambda.
+  return DotBlocksQ8<BlockQ8_0>(row, x, n, [](const BlockQ8_0& b) { return LoadQ8_0Bytes(b); });
+}
+
+float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
+  return DotBlocksQ8<BlockQ4_0>(row, x, n,
+                                [](const BlockQ4_0& b) { return UnpackQ4_0Bytes(b); });
 }
 
 void DequantizeRowF16(const void* src, float* dst, int64_t n) {
@@ -455,16 +546,17 @@ const KernelTable& Avx2Kernels() {
   // Quantization runs once per weight at conversion time: the reference's.
   static constexpr KernelTable kAvx2 = {
       .name = "avx2",
-      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
-      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
-      .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16},
-      .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0},
-      .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0},
+      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32, nullptr},
+      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16, nullptr},
+      .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16, nullptr},
+      .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0, avx2::DotRowQ8Q8_0},
+      .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0, avx2::DotRowQ8Q4_0},
       .rms_norm = avx2::RmsNorm,
       .rope = avx2::RopeInPlace,
       .softmax = avx2::SoftmaxInPlace,
       .swiglu = avx2::SwiGluInPlace,
       .axpy = avx2::Axpy,
+      .quantize_act = avx2::QuantizeActivation,
   };
   return kAvx2;
 }

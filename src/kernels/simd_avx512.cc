@@ -310,16 +310,17 @@ namespace h2o::kernels {
 const KernelTable& Avx512Kernels() {
   static constexpr KernelTable kAvx512 = {
       .name = "avx512",
-      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx512::DotRowF32},
-      .f16 = {ref::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16},
-      .bf16 = {ref::QuantizeRowBF16, avx512::DequantizeRowBF16, avx512::DotRowBF16},
-      .q8_0 = {ref::QuantizeRowQ8_0, avx512::DequantizeRowQ8_0, avx512::DotRowQ8_0},
-      .q4_0 = {ref::QuantizeRowQ4_0, avx512::DequantizeRowQ4_0, avx512::DotRowQ4_0},
+      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx512::DotRowF32, nullptr},
+      .f16 = {ref::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16, nullptr},
+      .bf16 = {ref::QuantizeRowBF16, avx512::DequantizeRowBF16, avx512::DotRowBF16, nullptr},
+      .q8_0 = {ref::QuantizeRowQ8_0, avx512::DequantizeRowQ8_0, avx512::DotRowQ8_0, avx2::DotRowQ8Q8_0},
+      .q4_0 = {ref::QuantizeRowQ4_0, avx512::DequantizeRowQ4_0, avx512::DotRowQ4_0, avx2::DotRowQ8Q4_0},
       .rms_norm = avx512::RmsNorm,
       .rope = avx2::RopeInPlace,
       .softmax = avx512::SoftmaxInPlace,
       .swiglu = avx512::SwiGluInPlace,
       .axpy = avx512::Axpy,
+      .quantize_act = avx2::QuantizeActivation,
   };
   return kAvx512;
 }

@@ -1,16 +1,55 @@
-// Workers sleep on start_cv_ until generation_ changes, run their share of
-// that generation's loop, and decrement pending_; the caller waits for
-// pending_ == 0 before returning, so a worker can never skip or repeat a
+// Hand-off: the caller writes fn_, n_ and pending_, then bumps generation_
+// (seq_cst, so also a release); a worker that sees a new generation
+// (acquire) runs its share and decrements pending_ (acq_rel); the caller
+// returns only once pending_ == 0, so a worker can never skip or repeat a
 // generation and fn_ stays valid while any worker may read it.
+//
+// Waiting is a bounded spin, then a condition variable. No wake-up is lost:
+// a worker going to sleep increments sleepers_ and then re-checks
+// generation_ under mu_, while the caller bumps generation_ and then reads
+// sleepers_ (all seq_cst): either the worker sees the new generation, or
+// the caller sees the sleeper and notifies after taking mu_ (which the
+// worker holds from its check until it is waiting). Completion is the
+// mirror image with caller_sleeping_ and pending_.
 #include "kernels/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "core/status.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace h2o::kernels {
 namespace {
+
+// How long a thread spins before sleeping: longer than the gap between the
+// loops of one token (norms, RoPE: microseconds), short enough that idle
+// workers on a shared machine give their core back almost at once.
+constexpr std::chrono::microseconds kSpin(50);
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Polls done() for up to kSpin; returns whether it became true.
+template <typename Done>
+bool SpinUntil(Done done) {
+  if (done()) return true;
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      CpuRelax();
+      if (done()) return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
 
 // Range `index` of `parts` contiguous ranges of [0, n) whose lengths differ
 // by at most one, longer ones first: when n < parts the caller (index 0)
@@ -29,10 +68,8 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  stop_.store(true);
+  { std::lock_guard<std::mutex> lock(mu_); }
   start_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
@@ -43,39 +80,50 @@ void ThreadPool::ParallelFor(int64_t n, RangeFn fn) {
     fn(0, n);
     return;
   }
-  const int parts = size();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    H2O_CHECK(!busy_);  // reentrant or concurrent call
-    busy_ = true;
-    fn_ = &fn;
-    n_ = n;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+  H2O_CHECK(!busy_.exchange(true, std::memory_order_acquire));  // reentrant or concurrent call
+  fn_ = &fn;
+  n_ = n;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1);
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
-  const auto [begin, end] = Share(n, 0, parts);
+  const auto [begin, end] = Share(n, 0, size());
   if (begin < end) fn(begin, end);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  if (!SpinUntil([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeping_.store(true);
+    done_cv_.wait(lock, [this] { return pending_.load() == 0; });
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
   fn_ = nullptr;
-  busy_ = false;
+  busy_.store(false, std::memory_order_release);
 }
 
 void ThreadPool::WorkerLoop(int index) {
   const int parts = n_threads_;
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
-    const auto* fn = fn_;
+    auto ready = [&] {
+      return stop_.load(std::memory_order_relaxed) ||
+             generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!SpinUntil(ready)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      sleepers_.fetch_add(1);
+      start_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (stop_.load(std::memory_order_relaxed)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    const RangeFn* fn = fn_;
     const auto [begin, end] = Share(n_, index, parts);
-    lock.unlock();
     if (begin < end) (*fn)(begin, end);
-    lock.lock();
-    if (--pending_ == 0) done_cv_.notify_one();
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+      { std::lock_guard<std::mutex> lock(mu_); }
+      done_cv_.notify_one();
+    }
   }
 }
 

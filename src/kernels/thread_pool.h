@@ -1,8 +1,13 @@
 // A fixed set of worker threads for data-parallel loops (MatVec rows,
-// attention heads). Workers are created once in the constructor and sleep
-// between calls; the calling thread does the first share of every loop.
+// attention heads). Workers are created once in the constructor; between
+// calls each spins briefly (kSpin, with a pause instruction) on an atomic
+// generation counter and only then sleeps on a condition variable, so the
+// ~100 loops of a decoded token do not each pay a futex wake-up. The
+// calling thread does the first share of every loop and likewise spins
+// briefly for the others to finish before it sleeps.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -57,15 +62,17 @@ class ThreadPool {
 
   const int n_threads_;
   std::vector<std::thread> workers_;
-  std::mutex mu_;
+  std::mutex mu_;  // only for sleeping and waking; the hand-off is atomic
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
-  // Guarded by mu_: the loop being run, bumped once per ParallelFor call.
-  uint64_t generation_ = 0;
-  int pending_ = 0;  // workers not yet done with this generation
-  bool stop_ = false;
-  bool busy_ = false;  // a ParallelFor call is in progress
-  const RangeFn* fn_ = nullptr;
+  // Bumped once per ParallelFor call (release: publishes fn_ and n_).
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};   // workers not yet done with this generation
+  std::atomic<int> sleepers_{0};  // workers asleep (or about to be) on start_cv_
+  std::atomic<bool> caller_sleeping_{false};  // the caller waits on done_cv_
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> busy_{false};  // a ParallelFor call is in progress
+  const RangeFn* fn_ = nullptr;    // written by the caller before the bump
   int64_t n_ = 0;
 };
 

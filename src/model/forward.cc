@@ -26,9 +26,8 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capac
   gate_.resize(n * hp.n_ff);
   up_.resize(n * hp.n_ff);
   logits_.resize(n * hp.n_vocab);
-  matmul_scratch_.resize(static_cast<size_t>(std::max(1, n_threads)) *
-                         std::max<size_t>({static_cast<size_t>(hp.n_embd),
-                                           static_cast<size_t>(hp.n_ff), q_dim}));
+  matmul_scratch_.resize(static_cast<size_t>(kernels::MatMulScratchFloats(
+      std::max<int64_t>({hp.n_embd, hp.n_ff, static_cast<int64_t>(q_dim)}), max_chunk, n_threads)));
   probs_.resize(static_cast<size_t>(hp.n_head) * kv_capacity);
   row_.resize(static_cast<size_t>(hp.n_head_kv) * hp.head_dim);
   if (pos_shift_) {

@@ -12,9 +12,10 @@
 namespace h2o::kernels {
 namespace {
 
-// A batch must equal the same rows applied token by token: both reduce each
-// row with the active float dot (quantized rows dequantized first in the
-// batch), so compare with a tolerance relative to sum |w x|.
+// A batch must equal the same rows applied token by token: the float types
+// reduce each row with the active float dot (f16/bf16 dequantized first in
+// the batch), so compare with a tolerance relative to sum |w x|; q8_0/q4_0
+// use the same integer dot on the same quantized x, so they are identical.
 TEST(MatMul, EqualsPerTokenMatVec) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -30,7 +31,7 @@ TEST(MatMul, EqualsPerTokenMatVec) {
         QuantizeRow(type, &wf[r * cols], &w[r * RowBytes(type, cols)], cols);
       }
       ThreadPool pool(threads);
-      std::vector<float> y(n * rows), scratch(threads * cols);
+      std::vector<float> y(n * rows), scratch(MatMulScratchFloats(cols, n, threads));
       MatMul(type, w.data(), rows, cols, x.data(), n, y.data(), scratch.data(), &pool);
       std::vector<float> deq(cols);
       for (int64_t t = 0; t < n; ++t) {
@@ -42,6 +43,10 @@ TEST(MatMul, EqualsPerTokenMatVec) {
           for (int64_t i = 0; i < cols; ++i) magnitude += std::abs(double(deq[i]) * x[t * cols + i]);
           EXPECT_NEAR(y[t * rows + r], want[r], 1e-5 * magnitude + 1e-6)
               << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
+          if (HasDotRowQ8(type)) {
+            EXPECT_EQ(y[t * rows + r], want[r])
+                << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
+          }
         }
       }
     }

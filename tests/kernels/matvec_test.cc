@@ -35,13 +35,24 @@ TEST(MatVecTest, EqualsPerRowDotAndDoubleReferenceForAnyThreadCount) {
       for (int64_t r = 0; r < rows; ++r) {
         const std::string shape = std::string("type=") + TypeName(type) +
                                   " rows=" + std::to_string(rows) + " r=" + std::to_string(r);
-        EXPECT_EQ(y_caller[r], DotRow(type, w.data() + r * row_bytes, x.data(), cols)) << shape;
         double exact = 0.0, sum_abs = 0.0;
         for (int64_t c = 0; c < cols; ++c) {
           exact += static_cast<double>(w_deq[r * cols + c]) * x[c];
           sum_abs += std::fabs(static_cast<double>(w_deq[r * cols + c]) * x[c]);
         }
-        EXPECT_NEAR(y_caller[r], exact, FLT_EPSILON * (cols / 8.0 + 16) * sum_abs) << shape;
+        if (HasDotRowQ8(type)) {
+          // Integer dot against x quantized once per call.
+          std::vector<BlockQ8Act> xq(cols / 32);
+          QuantizeActivation(x.data(), xq.data(), cols);
+          EXPECT_EQ(y_caller[r], DotRowQ8(type, w.data() + r * row_bytes, xq.data(), cols))
+              << shape;
+          EXPECT_NEAR(y_caller[r], exact,
+                      testing::Q8DotTolerance(&w_deq[r * cols], x.data(), xq.data(), cols))
+              << shape;
+        } else {
+          EXPECT_EQ(y_caller[r], DotRow(type, w.data() + r * row_bytes, x.data(), cols)) << shape;
+          EXPECT_NEAR(y_caller[r], exact, FLT_EPSILON * (cols / 8.0 + 16) * sum_abs) << shape;
+        }
       }
       for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
         std::vector<float> y(rows, -1.0f);
@@ -49,6 +60,26 @@ TEST(MatVecTest, EqualsPerRowDotAndDoubleReferenceForAnyThreadCount) {
         EXPECT_EQ(y, y_caller) << "type=" << TypeName(type) << " rows=" << rows
                                << " threads=" << pool->size();
       }
+    }
+  }
+}
+
+// Past the stack buffer (16384 columns) the quantized x goes to a
+// thread-local buffer; results must not change in kind.
+TEST(MatVecTest, WideRowsUseTheFallbackBuffer) {
+  const int64_t rows = 3, cols = 16384 + 64;
+  ThreadPool pool(2);
+  for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0}) {
+    const std::vector<float> w_values = RandomVector(rows * cols, 5);
+    const std::vector<float> x = RandomVector(cols, 6);
+    const std::vector<uint8_t> w = StoreRow(type, w_values);
+    std::vector<BlockQ8Act> xq(cols / 32);
+    QuantizeActivation(x.data(), xq.data(), cols);
+    std::vector<float> y(rows);
+    MatVec(type, w.data(), rows, cols, x.data(), y.data(), &pool);
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_EQ(y[r], DotRowQ8(type, w.data() + r * RowBytes(type, cols), xq.data(), cols))
+          << TypeName(type) << " r=" << r;
     }
   }
 }

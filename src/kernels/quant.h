@@ -29,12 +29,15 @@ static_assert(sizeof(BlockQ4_0) == 18);
 // An activation vector quantized for the integer dot products with Q8_0 and
 // Q4_0 weights (GGML's vec_dot_type idea, with an fp32 scale): 32 elements,
 // d = max |x| / 127 and qs[i] = x[i] / d rounded to nearest (ties to even),
-// so |x[i] - d * qs[i]| <= d / 2 up to float rounding of x[i] / d.
+// so |x[i] - d * qs[i]| <= d / 2 up to float rounding of x[i] / d. sum is
+// sum_i qs[i], which lets Q4_0 multiply its unsigned codes q and subtract
+// 8 * sum afterwards instead of forming q - 8 per element.
 struct BlockQ8Act {
   float d;
+  int32_t sum;
   int8_t qs[32];
 };
-static_assert(sizeof(BlockQ8Act) == 36 && sizeof(BlockQ8Act) % sizeof(float) == 0);
+static_assert(sizeof(BlockQ8Act) == 40 && sizeof(BlockQ8Act) % sizeof(float) == 0);
 
 // Writes n elements of src as `type` into dst (RowBytes(type, n) bytes).
 // Requires n to be a multiple of the type's block size (checked). Quantized

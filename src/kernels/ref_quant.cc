@@ -185,7 +185,12 @@ void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
     dst[b].d = d;
     // nearbyint: ties to even in the default rounding mode, as the SIMD
     // backends' round instruction.
-    for (int j = 0; j < 32; ++j) dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+      sum += dst[b].qs[j];
+    }
+    dst[b].sum = sum;
   }
 }
 

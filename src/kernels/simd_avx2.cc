@@ -170,30 +170,34 @@ __m256i DotI8x32(__m256i w, __m256i x) {
   return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 }
 
-// The 32 values q - 8 of a Q4_0 block as signed bytes in element order.
-__m256i UnpackQ4_0Bytes(const BlockQ4_0& block) {
+// Q4_0 codes q (0..15, unsigned) times x, minus 8 * sum(x) spread over the
+// 8 lanes: sum_i (q_i - 8) x_i exactly, with no sign fix-up needed since q
+// is already the unsigned operand of maddubs (pair sums <= 2 * 15 * 127).
+__m256i DotQ4x32(const BlockQ4_0& block, const BlockQ8Act& x) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs));
   const __m128i nibble = _mm_set1_epi8(0x0F);
   const __m128i lo = _mm_and_si128(raw, nibble);
   const __m128i hi = _mm_and_si128(_mm_srli_epi16(raw, 4), nibble);
-  return _mm256_sub_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1),
-                         _mm256_set1_epi8(8));
+  const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
+  const __m256i lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(q, xq), _mm256_set1_epi16(1));
+  return _mm256_sub_epi32(lanes, _mm256_set1_epi32(x.sum));
 }
 
-__m256i LoadQ8_0Bytes(const BlockQ8_0& block) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs));
+__m256i DotQ8x32(const BlockQ8_0& block, const BlockQ8Act& x) {
+  return DotI8x32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs)),
+                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs)));
 }
 
 // sum over blocks of d_w d_x * (int32 lane sums); four accumulators on
 // consecutive blocks.
-template <typename Block, typename LoadBytes>
-float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, LoadBytes load_bytes) {
+template <typename Block, typename BlockDot>
+float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, BlockDot block_dot) {
   const auto* blocks = static_cast<const Block*>(row);
   const int64_t n_blocks = n / 32;
   auto term = [&](int64_t b, __m256 acc) {
     const __m256 d = _mm256_set1_ps(HalfToFloat(blocks[b].d) * x[b].d);
-    const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
-    return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotI8x32(load_bytes(blocks[b]), xq)), acc);
+    return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(block_dot(blocks[b], x[b])), acc);
   };
   __m256 acc0 = _mm256_setzero_ps();
   __m256 acc1 = _mm256_setzero_ps();
@@ -309,18 +313,25 @@ void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
     const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
     const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].qs), ordered);
+    // Sum of the 32 codes: |code| <= 127, so the int32 sums cannot overflow.
+    const __m256i sum16 = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum16), _mm256_extracti128_si256(sum16, 1));
+    s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 1));
+    dst[b].sum = _mm_cvtsi128_si32(s4);
   }
 }
 
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n) {
   // Lambdas, not function pointers: GCC does not inline a pointer passed
   // through the helper's own lambda.
-  return DotBlocksQ8<BlockQ8_0>(row, x, n, [](const BlockQ8_0& b) { return LoadQ8_0Bytes(b); });
+  return DotBlocksQ8<BlockQ8_0>(
+      row, x, n, [](const BlockQ8_0& b, const BlockQ8Act& xb) { return DotQ8x32(b, xb); });
 }
 
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
-  return DotBlocksQ8<BlockQ4_0>(row, x, n,
-                                [](const BlockQ4_0& b) { return UnpackQ4_0Bytes(b); });
+  return DotBlocksQ8<BlockQ4_0>(
+      row, x, n, [](const BlockQ4_0& b, const BlockQ8Act& xb) { return DotQ4x32(b, xb); });
 }
 
 void DequantizeRowF16(const void* src, float* dst, int64_t n) {

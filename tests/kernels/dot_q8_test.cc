@@ -41,6 +41,10 @@ TEST(DotQ8Test, ActivationBlocksEqualTheReference) {
         const std::vector<BlockQ8Act> got = Quantize(*table, x);
         for (size_t b = 0; b < want.size(); ++b) {
           EXPECT_EQ(got[b].d, want[b].d) << table->name << " n=" << n << " block " << b;
+          int32_t sum = 0;
+          for (int8_t q : want[b].qs) sum += q;
+          EXPECT_EQ(want[b].sum, sum) << "n=" << n << " block " << b;
+          EXPECT_EQ(got[b].sum, want[b].sum) << table->name << " n=" << n << " block " << b;
           EXPECT_EQ(std::memcmp(got[b].qs, want[b].qs, 32), 0)
               << table->name << " n=" << n << " scale=" << scale << " block " << b;
         }

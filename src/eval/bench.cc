@@ -22,26 +22,11 @@
 namespace h2o {
 namespace {
 
-constexpr std::string_view kPolicyNames[] = {"full",   "local", "sink",  "h2o",
-                                             "h2only", "tova",  "random"};
-
 std::string_view Trim(std::string_view s) {
   const size_t first = s.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   const size_t last = s.find_last_not_of(" \t");
   return s.substr(first, last - first + 1);
-}
-
-// A segment continues the previous spec only when it is a bare key=value:
-// it has an '=' with no ':' before it, and is not a policy name.
-bool StartsSpec(std::string_view segment) {
-  const size_t colon = segment.find(':');
-  const std::string_view name = segment.substr(0, colon);
-  if (std::find(std::begin(kPolicyNames), std::end(kPolicyNames), name) != std::end(kPolicyNames)) {
-    return true;
-  }
-  const size_t equals = segment.find('=');
-  return equals == std::string_view::npos || colon < equals;
 }
 
 double Median(std::vector<double> v) {
@@ -53,34 +38,6 @@ double Median(std::vector<double> v) {
 size_t MatrixBytes(const WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); }
 
 }  // namespace
-
-Result<std::vector<std::string>> SplitKvSpecList(std::string_view text) {
-  if (Trim(text).empty()) return Status::Error("empty KV spec list");
-  std::vector<std::string> specs;
-  size_t begin = 0;
-  while (true) {
-    const size_t comma = text.find(',', begin);
-    const std::string_view segment =
-        Trim(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
-    if (segment.empty()) {
-      return Status::Error(fmt::format("empty KV spec in '{}'", text));
-    }
-    if (!StartsSpec(segment)) {
-      if (specs.empty()) {
-        return Status::Error(fmt::format(
-            "'{}' in '{}' comes before any policy name (a spec is POLICY[:key=value,...])", segment,
-            text));
-      }
-      specs.back() += ",";
-      specs.back() += segment;
-    } else {
-      specs.emplace_back(segment);
-    }
-    if (comma == std::string_view::npos) break;
-    begin = comma + 1;
-  }
-  return specs;
-}
 
 Result<std::vector<int32_t>> ParseCountList(std::string_view text, std::string_view flag) {
   std::vector<int32_t> values;

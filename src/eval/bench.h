@@ -24,18 +24,6 @@
 
 namespace h2o {
 
-// Splits a list of --kv specs such as "full,h2o:heavy=10%,recent=10%" (2
-// specs) or "local:recent=8,sink:sinks=4,recent=4" (2 specs). Specs contain
-// commas themselves, so a plain split will not do: a segment continues the
-// previous spec when it is a bare key=value (an '=' with no ':' before it)
-// and its text before any ':' is not a policy name (full, local, sink, h2o,
-// h2only, tova, random); every other segment begins a new spec (an unknown
-// policy like "bogus:k=1" then fails in ParseKvSpec, which names the valid
-// ones). Whitespace around segments is dropped. Errors:
-// empty text, an empty segment, or a key=value before any policy. Specs are
-// returned as written (not parsed). Pure and thread-safe.
-// (Belongs with kv_spec.h; it lives here until the kv owner moves it.)
-Result<std::vector<std::string>> SplitKvSpecList(std::string_view text);
 
 // Parses a comma-separated list of non-negative int32 counts ("512,2048").
 // `flag` names the list in errors: "-p: 'x' is not a non-negative integer".

@@ -6,6 +6,8 @@
 #include <span>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "kv/policies.h"
 
 namespace h2o {
@@ -157,6 +159,23 @@ Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
     }
   }
   return Status::Ok();
+}
+
+std::string_view TrimBlanks(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const size_t last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+// A segment continues the previous spec only when it is a bare key=value:
+// it has an '=' with no ':' before it, and is not a policy name.
+bool StartsSpec(std::string_view segment) {
+  const size_t colon = segment.find(':');
+  const std::string_view name = segment.substr(0, colon);
+  if (FindPolicy(name) != nullptr) return true;
+  const size_t equals = segment.find('=');
+  return equals == std::string_view::npos || colon < equals;
 }
 
 }  // namespace
@@ -312,6 +331,34 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
   }
   H2O_CHECK(false && "MakePolicy: plan not from ResolveKvSpec");
   return nullptr;
+}
+
+Result<std::vector<std::string>> SplitKvSpecList(std::string_view text) {
+  if (TrimBlanks(text).empty()) return Status::Error("empty KV spec list");
+  std::vector<std::string> specs;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    const std::string_view segment =
+        TrimBlanks(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
+    if (segment.empty()) {
+      return Status::Error(fmt::format("empty KV spec in '{}'", text));
+    }
+    if (!StartsSpec(segment)) {
+      if (specs.empty()) {
+        return Status::Error(fmt::format(
+            "'{}' in '{}' comes before any policy name (a spec is POLICY[:key=value,...])", segment,
+            text));
+      }
+      specs.back() += ",";
+      specs.back() += segment;
+    } else {
+      specs.emplace_back(segment);
+    }
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return specs;
 }
 
 }  // namespace h2o

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "kv/kv_policy.h"
@@ -59,6 +60,18 @@ struct KvPlan {
   // of the policy is listed (defaults included), "full" alone for full.
   std::string Describe() const;
 };
+
+// Splits a list of --kv specs such as "full,h2o:heavy=10%,recent=10%" (2
+// specs) or "local:recent=8,sink:sinks=4,recent=4" (2 specs). Specs contain
+// commas themselves, so a plain split will not do: a segment continues the
+// previous spec when it is a bare key=value (an '=' with no ':' before it)
+// and its text before any ':' is not a policy name (full, local, sink, h2o,
+// h2only, tova, random); every other segment begins a new spec (an unknown
+// policy like "bogus:k=1" then fails in ParseKvSpec, which names the valid
+// ones). Whitespace around segments is dropped. Errors:
+// empty text, an empty segment, or a key=value before any policy. Specs are
+// returned as written (not parsed). Pure and thread-safe.
+Result<std::vector<std::string>> SplitKvSpecList(std::string_view text);
 
 // Whether any value of the spec is a percentage (so it needs a prompt length).
 bool KvSpecUsesPercent(const KvSpec& spec);

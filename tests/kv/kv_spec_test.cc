@@ -230,5 +230,46 @@ TEST(KvSpec, ResolveErrors) {
             "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent)");
 }
 
+std::vector<std::string> Split(std::string_view text) {
+  auto r = SplitKvSpecList(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
+  return r.ok() ? *r : std::vector<std::string>{};
+}
+
+using Specs = std::vector<std::string>;
+
+TEST(SplitKvSpecList, SpecsWithTheirOwnCommas) {
+  EXPECT_EQ(Split("full"), Specs{"full"});
+  EXPECT_EQ(Split("full,h2o:heavy=10%,recent=10%"), (Specs{"full", "h2o:heavy=10%,recent=10%"}));
+  EXPECT_EQ(Split("local:recent=8,sink:sinks=4,recent=4"),
+            (Specs{"local:recent=8", "sink:sinks=4,recent=4"}));
+  EXPECT_EQ(Split("h2o:heavy=8,recent=8,full,tova:k=16"),
+            (Specs{"h2o:heavy=8,recent=8", "full", "tova:k=16"}));
+  EXPECT_EQ(Split("random:k=8,recent=2,seed=3,h2only:heavy=4"),
+            (Specs{"random:k=8,recent=2,seed=3", "h2only:heavy=4"}));
+  // "h2only" is not "h2o" followed by something: names match whole.
+  EXPECT_EQ(Split("h2o:heavy=1,recent=1,h2only:heavy=2"),
+            (Specs{"h2o:heavy=1,recent=1", "h2only:heavy=2"}));
+  EXPECT_EQ(Split(" full , h2o:heavy=8, recent=8 "), (Specs{"full", "h2o:heavy=8,recent=8"}));
+}
+
+TEST(SplitKvSpecList, UnknownPolicyBecomesItsOwnSpecForTheParserToReject) {
+  EXPECT_EQ(Split("full,bogus"), (Specs{"full", "bogus"}));
+  EXPECT_EQ(Split("bogus:x=1,y=2"), Specs{"bogus:x=1,y=2"});
+}
+
+TEST(SplitKvSpecList, Errors) {
+  for (const char* bad :
+       {"", "  ", "full,", ",full", "full,,h2o:heavy=1,recent=1", "heavy=8", "recent=8,full"}) {
+    auto r = SplitKvSpecList(bad);
+    EXPECT_FALSE(r.ok()) << "'" << bad << "'";
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_NE(SplitKvSpecList("heavy=8,full").status().message().find("before any policy"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace h2o

@@ -8,7 +8,8 @@
 // L1/L2: the kernel's compute speed alone. MatVecPool runs the public
 // MatVec (active backend) over a ThreadPool of 1 and 2 threads on a
 // 768 x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost
-// of the pool shows as the gap between the two.
+// of the pool shows as the gap between the two, and ParallelForRoundTrip
+// times one call with empty work.
 //
 //   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -93,6 +94,19 @@ void BM_MatVecPool(benchmark::State& state, TensorType type, int threads) {
                           static_cast<int64_t>(w.size()));
 }
 
+// One ParallelFor over 2 empty ranges per iteration: the pool's hand-off
+// and completion latency alone (caller and workers idle in between).
+void BM_ParallelForRoundTrip(benchmark::State& state, int threads) {
+  ThreadPool pool(threads);
+  int64_t sink = 0;
+  for (auto _ : state) {
+    pool.ParallelFor(threads, [&](int64_t begin, int64_t end) {
+      benchmark::DoNotOptimize(begin + end);
+    });
+    benchmark::DoNotOptimize(sink);
+  }
+}
+
 void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
   constexpr int64_t kN = 4096;
   std::mt19937 rng(7);
@@ -149,6 +163,8 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
   }
+  benchmark::RegisterBenchmark("ParallelForRoundTrip/threads:2", BM_ParallelForRoundTrip, 2)
+      ->UseRealTime();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "core/status.h"
@@ -37,17 +38,24 @@ void CpuRelax() {
 #endif
 }
 
-// Polls done() for up to kSpin; returns whether it became true.
+// Polls done() for up to kSpin, pausing and yielding the CPU in between;
+// returns whether it became true.
 template <typename Done>
 bool SpinUntil(Done done) {
   if (done()) return true;
   const auto deadline = std::chrono::steady_clock::now() + kSpin;
   for (;;) {
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < 16; ++i) {
       CpuRelax();
       if (done()) return true;
     }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
+    // Pausing alone is not enough: the kernel likes to wake a thread on its
+    // waker's CPU, and two threads spinning for each other on one CPU (or
+    // on a machine shared with other processes) would each burn a whole
+    // time slice. Yielding lets the other one run there.
+    std::this_thread::yield();
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
   }
 }
 

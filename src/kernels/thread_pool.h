@@ -1,8 +1,9 @@
 // A fixed set of worker threads for data-parallel loops (MatVec rows,
 // attention heads). Workers are created once in the constructor; between
-// calls each spins briefly (kSpin, with a pause instruction) on an atomic
-// generation counter and only then sleeps on a condition variable, so the
-// ~100 loops of a decoded token do not each pay a futex wake-up. The
+// calls each spins for up to ~50 us (pause, then yield the CPU) on an
+// atomic generation counter and only then sleeps on a condition variable,
+// so the ~100 loops of a decoded token do not each pay a futex wake-up
+// (about 1 us per call instead of 6-16 us on the 2-core dev VM). The
 // calling thread does the first share of every loop and likewise spins
 // briefly for the others to finish before it sleeps.
 #pragma once

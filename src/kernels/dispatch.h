@@ -38,6 +38,10 @@ using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos
 using SoftmaxFn = void (*)(float* x, int64_t n);
 using SwiGluFn = void (*)(float* gate, const float* up, int64_t n);
 using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
+// y[t * ldy + r] = dot(w row r, x row t) for n_rows rows of w ([n_rows][cols])
+// and n_tokens rows of x ([n_tokens][cols]).
+using GemmF32Fn = void (*)(const float* w, int64_t n_rows, const float* x, int64_t n_tokens,
+                           int64_t cols, float* y, int64_t ldy);
 
 struct KernelTable {
   const char* name;  // "ref", later "avx2", "avx512"
@@ -51,6 +55,7 @@ struct KernelTable {
   SoftmaxFn softmax;
   SwiGluFn swiglu;
   AxpyFn axpy;
+  GemmF32Fn gemm_f32;
   QuantizeActFn quantize_act;
 
   // The row kernels of `type`; type must be a supported TensorType (checked).

@@ -11,6 +11,9 @@ namespace h2o::kernels {
 namespace {
 
 constexpr int64_t kBlockFloats = sizeof(BlockQ8Act) / sizeof(float);
+// Float-path rows widened to f32 together (a multiple of the GEMM's row
+// block; small enough to stay in L1/L2 for the whole batch).
+constexpr int64_t kRowBlock = 8;
 
 // Integer-dot types: the whole batch quantized into scratch (viewed as
 // blocks: the caller's float buffer is only ever used as raw storage here),
@@ -38,7 +41,8 @@ void MatMulQ8(const TypeKernels& tk, const KernelTable& table, const uint8_t* ba
 }  // namespace
 
 int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
-  return std::max<int64_t>(std::max(1, n_threads) * cols, n_tokens * (cols / 32) * kBlockFloats);
+  return std::max<int64_t>(std::max(1, n_threads) * kRowBlock * cols,
+                           n_tokens * (cols / 32) * kBlockFloats);
 }
 
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
@@ -57,23 +61,26 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
     MatMulQ8(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch, pool);
     return;
   }
-  const DotRowFn dot_f32 = table.f32.dot_row;
+  const GemmF32Fn gemm = table.gemm_f32;
   const int n_threads = pool != nullptr ? pool->size() : 1;
-  // The rows are cut into one part per thread; part i owns scratch row i.
+  // The rows are cut into one part per thread; part i owns scratch rows
+  // [i * kRowBlock, (i + 1) * kRowBlock), where other types are widened to
+  // f32 a block of rows at a time.
   auto run_part = [&](int64_t part) {
-    float* row = scratch + part * cols;
     const int64_t begin = rows * part / n_threads;
     const int64_t end = rows * (part + 1) / n_threads;
-    for (int64_t r = begin; r < end; ++r) {
-      const uint8_t* wr = base + r * row_bytes;
-      if (type == TensorType::kF32) {
-        for (int64_t t = 0; t < n_tokens; ++t) {
-          y[t * rows + r] = dot_f32(reinterpret_cast<const float*>(wr), x + t * cols, cols);
-        }
-      } else {
-        tk.dequantize_row(wr, row, cols);
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * rows + r] = dot_f32(row, x + t * cols, cols);
+    if (type == TensorType::kF32) {
+      gemm(reinterpret_cast<const float*>(base + begin * row_bytes), end - begin, x, n_tokens, cols,
+           y + begin, rows);
+      return;
+    }
+    float* block = scratch + part * kRowBlock * cols;
+    for (int64_t r = begin; r < end; r += kRowBlock) {
+      const int64_t n_rows = std::min(kRowBlock, end - r);
+      for (int64_t i = 0; i < n_rows; ++i) {
+        tk.dequantize_row(base + (r + i) * row_bytes, block + i * cols, cols);
       }
+      gemm(block, n_rows, x, n_tokens, cols, y + r, rows);
     }
   };
   if (pool == nullptr || n_threads == 1) {

@@ -41,5 +41,7 @@ void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGluInPlace(float* gate, const float* up, int64_t n);
 void Axpy(float a, const float* x, float* y, int64_t n);
+void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
+             float* y, int64_t ldy);
 
 }  // namespace h2o::kernels::ref

@@ -62,4 +62,11 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
+             float* y, int64_t ldy) {
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t r = 0; r < n_rows; ++r) y[t * ldy + r] = DotRowF32(w + r * cols, x + t * cols, cols);
+  }
+}
+
 }  // namespace h2o::kernels::ref

@@ -16,6 +16,7 @@ const KernelTable& RefKernels() {
       .softmax = ref::SoftmaxInPlace,
       .swiglu = ref::SwiGluInPlace,
       .axpy = ref::Axpy,
+      .gemm_f32 = ref::GemmF32,
       .quantize_act = ref::QuantizeActivation,
   };
   return kRef;

@@ -44,6 +44,8 @@ void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
+void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
+             float* y, int64_t ldy);
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);

@@ -567,6 +567,7 @@ const KernelTable& Avx2Kernels() {
       .softmax = avx2::SoftmaxInPlace,
       .swiglu = avx2::SwiGluInPlace,
       .axpy = avx2::Axpy,
+      .gemm_f32 = avx2::GemmF32,
       .quantize_act = avx2::QuantizeActivation,
   };
   return kAvx2;

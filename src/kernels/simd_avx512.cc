@@ -320,6 +320,7 @@ const KernelTable& Avx512Kernels() {
       .softmax = avx512::SoftmaxInPlace,
       .swiglu = avx512::SwiGluInPlace,
       .axpy = avx512::Axpy,
+      .gemm_f32 = avx2::GemmF32,
       .quantize_act = avx2::QuantizeActivation,
   };
   return kAvx512;

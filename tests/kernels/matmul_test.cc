@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
 #include <random>
 #include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/matvec.h"
 #include "kernels/quant.h"
 #include "kernels/thread_pool.h"
@@ -46,6 +49,42 @@ TEST(MatMul, EqualsPerTokenMatVec) {
           if (HasDotRowQ8(type)) {
             EXPECT_EQ(y[t * rows + r], want[r])
                 << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every backend's register-blocked product against a double dot, over
+// shapes that leave every kind of remainder (rows, tokens, columns).
+TEST(GemmF32, EveryBackendMatchesDoubleDot) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  for (const KernelTable* table : AvailableKernels()) {
+    for (int64_t rows : {1, 2, 3, 5}) {
+      for (int64_t n : {1, 3, 4, 5, 9}) {
+        for (int64_t cols : {1, 7, 8, 9, 31, 40, 129}) {
+          std::vector<float> w(rows * cols), x(n * cols);
+          for (float& v : w) v = uni(rng);
+          for (float& v : x) v = uni(rng);
+          const int64_t ldy = rows + 2;  // a wider output row, as in a slice of a batch
+          std::vector<float> y(n * ldy, -7.0f);
+          table->gemm_f32(w.data(), rows, x.data(), n, cols, y.data(), ldy);
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t r = 0; r < ldy; ++r) {
+              if (r >= rows) {
+                EXPECT_EQ(y[t * ldy + r], -7.0f) << "wrote outside the rows";
+                continue;
+              }
+              double want = 0, magnitude = 0;
+              for (int64_t i = 0; i < cols; ++i) {
+                want += double(w[r * cols + i]) * x[t * cols + i];
+                magnitude += std::abs(double(w[r * cols + i]) * x[t * cols + i]);
+              }
+              EXPECT_NEAR(y[t * ldy + r], want, 4 * FLT_EPSILON * (cols / 8 + 8) * magnitude)
+                  << table->name << " rows " << rows << " n " << n << " cols " << cols;
+            }
           }
         }
       }

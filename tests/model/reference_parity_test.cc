@@ -78,7 +78,10 @@ TEST_P(ReferenceParity, FullCacheNllOfEveryStreamWithinTenthOfAPercent) {
   EXPECT_NEAR(total, full["nll_sum"].get<double>(), 1e-3 * full["nll_sum"].get<double>());
 }
 
-// A chunked prefill must give the same logits as feeding one token at a time.
+// A chunked prefill must give the same logits as feeding one token at a time,
+// up to rounding: the two paths sum in different orders (batched GEMM vs
+// per-token dot), and with f16 K/V an element near a rounding boundary can
+// land one f16 ulp (2^-11 relative) away, which the logits carry through.
 TEST_P(ReferenceParity, ChunkedPrefillEqualsTokenByToken) {
   const auto ids = testing::ReadStream("s001.txt");
   const std::span<const int32_t> prompt(ids.data(), 64);
@@ -93,7 +96,13 @@ TEST_P(ReferenceParity, ChunkedPrefillEqualsTokenByToken) {
   ASSERT_TRUE((*b)->Eval(prompt).ok());
   const auto la = (*a)->last_logits();
   const auto lb = (*b)->last_logits();
-  for (size_t i = 0; i < la.size(); ++i) EXPECT_NEAR(la[i], lb[i], 1e-4f) << i;
+  const float f16_ulp = 1.0f / 2048;
+  for (size_t i = 0; i < la.size(); ++i) {
+    const float tolerance = GetParam() == TensorType::kF32
+                                ? 1e-4f
+                                : 2 * f16_ulp * std::max(1.0f, std::abs(la[i]));
+    EXPECT_NEAR(la[i], lb[i], tolerance) << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(KvTypes, ReferenceParity,

@@ -75,6 +75,10 @@ std::vector<const KernelTable*> AvailableKernels();
 // prints one warning line to stderr and falls back to the best available.
 const KernelTable& SelectKernels(const char* env_value);
 
+// What "auto" selects: the best available table except avx512, which is
+// opt-in until it has run on real hardware.
+const KernelTable& DefaultKernels();
+
 // SelectKernels(getenv("H2O_KERNELS")), evaluated once (thread-safe static
 // initialization) and then fixed for the life of the process.
 const KernelTable& ActiveKernels();

@@ -45,7 +45,13 @@ TEST(DispatchTest, SimdBackendsFollowCpuid) {
 
 TEST(DispatchTest, SelectByName) {
   EXPECT_EQ(&SelectKernels("ref"), &RefKernels());
-  const KernelTable* best = AvailableKernels().front();
+  const KernelTable* best = &DefaultKernels();
+  EXPECT_STRNE(best->name, "avx512");  // opt-in only
+#if defined(H2O_KERNELS_X86_SIMD)
+  EXPECT_EQ(best, CpuHasAvx2() ? &Avx2Kernels() : &RefKernels());
+#else
+  EXPECT_EQ(best, &RefKernels());
+#endif
   EXPECT_EQ(&SelectKernels(nullptr), best);
   EXPECT_EQ(&SelectKernels(""), best);
   EXPECT_EQ(&SelectKernels("auto"), best);

@@ -110,6 +110,7 @@ TEST(Cli, HelpExitsZero) {
 }
 
 TEST(CliErrors, NoSubcommand) { ExpectOneErrorLine(RunH2o(""), "subcommand"); }
+TEST(CliErrors, UnknownCommand) { ExpectOneErrorLine(RunH2o("serve -m x"), "unknown command 'serve'"); }
 TEST(CliErrors, UnknownFlag) {
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --bogus"), "--bogus");
 }

@@ -18,6 +18,21 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterMkModel(app),
   };
 
+  // CLI11 would report an unknown command word as a missing subcommand.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const h2o::cli::Command& command : commands) {
+      known = known || command.app->get_name() == argv[1];
+      if (!names.empty()) names += ", ";
+      names += command.app->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "h2o: error: unknown command '%s' (commands: %s; see 'h2o --help')\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

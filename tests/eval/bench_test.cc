@@ -45,7 +45,11 @@ TEST(RandomTokens, SeededAndInRange) {
 TEST(PeakRss, SeesATouchedBufferAndResets) {
   constexpr size_t kBytes = size_t{64} << 20;
   {
-    std::vector<char> buffer(kBytes, 1);
+    std::vector<char> buffer(kBytes);
+    // Volatile writes to every page: clang may otherwise elide an unused
+    // allocation altogether.
+    volatile char* pages = buffer.data();
+    for (size_t i = 0; i < kBytes; i += 4096) pages[i] = 1;
     EXPECT_GE(PeakRssBytes(), kBytes);
   }
   if (ResetPeakRss()) {  // the buffer is gone: the peak drops back below it (plus the rest)

@@ -134,11 +134,7 @@ void KvCache::Clear() {
   std::fill(free_top_.begin(), free_top_.end(), 0);
 }
 
-size_t KvCache::AllocatedBytes() const {
-  return k_.size() + v_.size() + pos_.size() * sizeof(int32_t) +
-         score_.size() * sizeof(double) + step_attn_.size() * sizeof(float) +
-         free_slots_.size() * sizeof(int32_t);
-}
+size_t KvCache::AllocatedBytes() const { return AllocatedBytesFor(config_, *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
   const size_t n_slots = static_cast<size_t>(c.n_layer) * c.n_head_kv * c.capacity;

@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "greedy.h"
 #include "test_data.h"
 #include "tokenizer/gguf_vocab.h"
 
@@ -33,13 +34,7 @@ class Llama2cConvert : public ::testing::Test {
 std::vector<int32_t> GreedyIds(const Model& model, std::vector<int32_t> ids, int n) {
   auto session = Session::Create(model, {});
   EXPECT_TRUE(session.ok());
-  EXPECT_TRUE((*session)->Eval(ids).ok());
-  for (int i = 0; i < n; ++i) {
-    ids.push_back(ArgMax((*session)->last_logits()));
-    const int32_t one[] = {ids.back()};
-    EXPECT_TRUE((*session)->Eval(one).ok());
-  }
-  return ids;
+  return testing::GreedyContinue(**session, std::move(ids), n);
 }
 
 TEST_F(Llama2cConvert, Stories260KEqualsShippedGguf) {

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "greedy.h"
 #include "test_data.h"
 
 namespace h2o {
@@ -26,19 +27,6 @@ class ReferenceParity : public ::testing::TestWithParam<TensorType> {
 };
 Model* ReferenceParity::model_ = nullptr;
 
-std::vector<int32_t> Greedy(Session& session, std::vector<int32_t> ids, int n_predict) {
-  EXPECT_TRUE(session.Eval(ids).ok());
-  for (int i = 0; i < n_predict; ++i) {
-    const int32_t next = ArgMax(session.last_logits());
-    ids.push_back(next);
-    const int32_t one[] = {next};
-    if (i + 1 < n_predict) {
-      EXPECT_TRUE(session.Eval(one).ok());
-    }
-  }
-  return ids;
-}
-
 TEST_P(ReferenceParity, FullCacheGreedyIdsMatchExactly) {
   int checked = 0;
   for (const auto& c : testing::ReadJson("stories260K/reference_greedy.json")) {
@@ -48,7 +36,7 @@ TEST_P(ReferenceParity, FullCacheGreedyIdsMatchExactly) {
     auto session = Session::Create(*model_, o);
     ASSERT_TRUE(session.ok());
     const auto expected = c["expected_ids"].get<std::vector<int32_t>>();
-    const auto got = Greedy(**session, c["prompt"].get<std::vector<int32_t>>(), c["n_predict"]);
+    const auto got = testing::GreedyContinue(**session, c["prompt"].get<std::vector<int32_t>>(), c["n_predict"]);
     EXPECT_EQ(got, expected) << "prompt " << c["prompt"].dump();
     ++checked;
   }

@@ -1,56 +1,71 @@
 #include "kernels/attention.h"
 
-#include <cmath>
+#include <algorithm>
 #include <limits>
 
-#include "core/status.h"
 #include "kernels/dispatch.h"
 
 namespace h2o::kernels {
+namespace {
+
+// Calls fn(begin, end) for each maximal run of slots whose position is in
+// [0, query_pos]. Decode sees one or two runs (the filled slots); a prefill
+// chunk splits them where its later tokens sit.
+template <typename Fn>
+void ForEachVisibleRun(const KvSlots& kv, int32_t query_pos, Fn fn) {
+  auto visible = [&](int32_t s) { return kv.pos[s] >= 0 && kv.pos[s] <= query_pos; };
+  int32_t s = 0;
+  while (s < kv.n_slots) {
+    while (s < kv.n_slots && !visible(s)) ++s;
+    const int32_t begin = s;
+    while (s < kv.n_slots && visible(s)) ++s;
+    if (begin < s) fn(begin, s);
+  }
+}
+
+}  // namespace
 
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
                  const GroupAttentionOutputs& o) {
   const KernelTable& kt = ActiveKernels();
   const int32_t d = kv.head_dim;
   const int32_t n = kv.n_slots;
-  const DequantizeRowFn load_k = kt.For(kv.k_type).dequantize_row;
-  const DequantizeRowFn load_v = kt.For(kv.v_type).dequantize_row;
-  const DotRowFn dot = kt.f32.dot_row;
+  const auto* k = static_cast<const uint8_t*>(kv.k);
+  const auto* v = static_cast<const uint8_t*>(kv.v);
+  const ScoreRowsFn score_rows = kt.KvFor(kv.k_type).score_rows;
+  const WeightedSumRowsFn weighted_sum_rows = kt.KvFor(kv.v_type).weighted_sum_rows;
   const size_t k_row_bytes = RowBytes(kv.k_type, d);
   const size_t v_row_bytes = RowBytes(kv.v_type, d);
-  constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
-  // Pass over K: logits of every query head of the group.
-  for (int32_t s = 0; s < n; ++s) {
-    const int32_t pos = kv.pos[s];
-    if (pos < 0 || pos > query_pos) {
-      for (int32_t h = 0; h < n_group; ++h) o.probs[static_cast<size_t>(h) * n + s] = kMasked;
-      continue;
-    }
-    load_k(static_cast<const uint8_t*>(kv.k) + s * k_row_bytes, o.row, d);
+  // Masked (-inf) logits become exactly 0 in the softmax.
+  std::fill(o.probs, o.probs + static_cast<size_t>(n_group) * n,
+            -std::numeric_limits<float>::infinity());
+  ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
     for (int32_t h = 0; h < n_group; ++h) {
-      o.probs[static_cast<size_t>(h) * n + s] = dot(o.row, q + static_cast<size_t>(h) * d, d) * scale;
+      score_rows(q + static_cast<size_t>(h) * d, k + begin * k_row_bytes, end - begin, d, scale,
+                 o.probs + static_cast<size_t>(h) * n + begin);
     }
-  }
+  });
   for (int32_t h = 0; h < n_group; ++h) {
-    float* p = o.probs + static_cast<size_t>(h) * n;
-    kt.softmax(p, n);  // masked (-inf) entries become exactly 0
-    float* out = o.out + static_cast<size_t>(h) * d;
-    for (int32_t i = 0; i < d; ++i) out[i] = 0.0f;
+    kt.softmax(o.probs + static_cast<size_t>(h) * n, n);
+    std::fill(o.out + static_cast<size_t>(h) * d, o.out + static_cast<size_t>(h + 1) * d, 0.0f);
   }
-  // Pass over V: outputs, and the scores from the same probabilities.
-  for (int32_t s = 0; s < n; ++s) {
-    if (kv.pos[s] < 0 || kv.pos[s] > query_pos) continue;
-    load_v(static_cast<const uint8_t*>(kv.v) + s * v_row_bytes, o.row, d);
-    float group_sum = 0.0f;
+  ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
     for (int32_t h = 0; h < n_group; ++h) {
-      const float p = o.probs[static_cast<size_t>(h) * n + s];
-      group_sum += p;
-      kt.axpy(p, o.row, o.out + static_cast<size_t>(h) * d, d);
+      weighted_sum_rows(o.probs + static_cast<size_t>(h) * n + begin, v + begin * v_row_bytes,
+                        end - begin, d, o.out + static_cast<size_t>(h) * d);
     }
-    if (o.score_accum != nullptr) o.score_accum[s] += group_sum;
-    if (o.step_attention != nullptr) o.step_attention[s] += group_sum;
-  }
+  });
+  if (o.score_accum == nullptr && o.step_attention == nullptr) return;
+  // The scores from the same probabilities, summed over the group.
+  ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
+    for (int32_t s = begin; s < end; ++s) {
+      float group_sum = 0.0f;
+      for (int32_t h = 0; h < n_group; ++h) group_sum += o.probs[static_cast<size_t>(h) * n + s];
+      if (o.score_accum != nullptr) o.score_accum[s] += group_sum;
+      if (o.step_attention != nullptr) o.step_attention[s] += group_sum;
+    }
+  });
 }
 
 }  // namespace h2o::kernels

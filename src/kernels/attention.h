@@ -1,6 +1,7 @@
 // Decode/prefill attention of the query heads that share one KV head, over
-// that head's cache slots, with the H2O score update riding on the pass
-// over V (K is read once, V once).
+// that head's cache slots, with the H2O score update taken from the same
+// probabilities. Runs of visible slots go to the backend's whole-run K and
+// V kernels (KvRowKernels).
 #pragma once
 
 #include <cstdint>
@@ -23,16 +24,16 @@ struct KvSlots {
 struct GroupAttentionOutputs {
   float* out = nullptr;             // [n_group][head_dim], overwritten
   float* probs = nullptr;           // [n_group][n_slots] scratch
-  float* row = nullptr;             // [head_dim] scratch
   double* score_accum = nullptr;    // [n_slots] or null: += sum over the group of probs
   float* step_attention = nullptr;  // [n_slots] or null: += sum over the group of probs
 };
 
 // Causal softmax attention of n_group queries (q: [n_group][head_dim], RoPE
 // applied, all at position query_pos) over the slots whose position is in
-// [0, query_pos]; empty and future slots get probability 0. Each K and V
-// row is read once for the whole group (GQA). Requires at least one slot
-// in range. Thread-safe for distinct outputs.
+// [0, query_pos]; empty and future slots get probability 0. The group's
+// heads take each run of slots in turn, so a run's K/V rows are re-read
+// from cache, not memory, by the group's later heads (GQA). Requires at
+// least one slot in range. Thread-safe for distinct outputs.
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
                  const GroupAttentionOutputs& outputs);
 

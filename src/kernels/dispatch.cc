@@ -29,6 +29,12 @@ const TypeKernels& KernelTable::For(TensorType type) const {
   CheckFailed("KernelTable::For: unsupported tensor type", __FILE__, __LINE__);
 }
 
+const KvRowKernels& KernelTable::KvFor(TensorType type) const {
+  if (type == TensorType::kF32) return kv_f32;
+  if (type == TensorType::kF16) return kv_f16;
+  CheckFailed("KernelTable::KvFor: KV rows are f32 or f16", __FILE__, __LINE__);
+}
+
 #if defined(H2O_KERNELS_X86_SIMD)
 namespace {
 

@@ -43,6 +43,20 @@ using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
 using GemmF32Fn = void (*)(const float* w, int64_t n_rows, const float* x, int64_t n_tokens,
                            int64_t cols, float* y, int64_t ldy);
 
+// Attention over consecutive rows of a KV cache type (f32 or f16), d
+// columns each: ScoreRows sets out[r] = scale * dot(q, row r) for r in
+// [0, n_rows); WeightedSumRows adds sum_r p[r] * row r to out[0, d). One
+// call per run of slots replaces a call per slot.
+using ScoreRowsFn = void (*)(const float* q, const void* rows, int64_t n_rows, int64_t d,
+                             float scale, float* out);
+using WeightedSumRowsFn = void (*)(const float* p, const void* rows, int64_t n_rows, int64_t d,
+                                   float* out);
+
+struct KvRowKernels {
+  ScoreRowsFn score_rows;
+  WeightedSumRowsFn weighted_sum_rows;
+};
+
 struct KernelTable {
   const char* name;  // "ref", later "avx2", "avx512"
   TypeKernels f32;
@@ -57,9 +71,13 @@ struct KernelTable {
   AxpyFn axpy;
   GemmF32Fn gemm_f32;
   QuantizeActFn quantize_act;
+  KvRowKernels kv_f32;
+  KvRowKernels kv_f16;
 
   // The row kernels of `type`; type must be a supported TensorType (checked).
   const TypeKernels& For(TensorType type) const;
+  // The attention kernels for K/V rows of `type`: f32 or f16 (checked).
+  const KvRowKernels& KvFor(TensorType type) const;
 };
 
 // The scalar reference backend: always available, the ground truth that

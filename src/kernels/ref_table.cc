@@ -18,6 +18,8 @@ const KernelTable& RefKernels() {
       .axpy = ref::Axpy,
       .gemm_f32 = ref::GemmF32,
       .quantize_act = ref::QuantizeActivation,
+      .kv_f32 = {ref::ScoreRowsF32, ref::WeightedSumRowsF32},
+      .kv_f16 = {ref::ScoreRowsF16, ref::WeightedSumRowsF16},
   };
   return kRef;
 }

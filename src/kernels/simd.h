@@ -46,6 +46,14 @@ float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);
+// The attention row kernels (attention_avx2.cc); head_dim rows of 64-128
+// floats gain nothing from 512-bit registers.
+void ScoreRowsF32(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
+                  float* out);
+void ScoreRowsF16(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
+                  float* out);
+void WeightedSumRowsF32(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
+void WeightedSumRowsF16(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);

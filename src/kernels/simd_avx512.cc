@@ -322,6 +322,8 @@ const KernelTable& Avx512Kernels() {
       .axpy = avx512::Axpy,
       .gemm_f32 = avx2::GemmF32,
       .quantize_act = avx2::QuantizeActivation,
+      .kv_f32 = {avx2::ScoreRowsF32, avx2::WeightedSumRowsF32},
+      .kv_f16 = {avx2::ScoreRowsF16, avx2::WeightedSumRowsF16},
   };
   return kAvx512;
 }

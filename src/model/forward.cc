@@ -29,7 +29,6 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capac
   matmul_scratch_.resize(static_cast<size_t>(kernels::MatMulScratchFloats(
       std::max<int64_t>({hp.n_embd, hp.n_ff, static_cast<int64_t>(q_dim)}), max_chunk, n_threads)));
   probs_.resize(static_cast<size_t>(hp.n_head) * kv_capacity);
-  row_.resize(static_cast<size_t>(hp.n_head_kv) * hp.head_dim);
   if (pos_shift_) {
     rotated_k_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity * hp.head_dim);
     slot_order_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity);
@@ -78,7 +77,6 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
   if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);
   kernels::GroupAttentionOutputs outputs;
   outputs.probs = &probs_[static_cast<size_t>(g) * n_group * kv_capacity_];
-  outputs.row = &row_[static_cast<size_t>(g) * hd];
   outputs.score_accum = cache.scores(l, g);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (int32_t t = 0; t < n; ++t) {

@@ -68,7 +68,6 @@ class ForwardPass {
   std::vector<float> matmul_scratch_;  // [n_threads][max(n_embd, n_ff)]
   // Per KV head, so heads run in parallel:
   std::vector<float> probs_;         // [n_head_kv][n_group][kv_capacity]
-  std::vector<float> row_;           // [n_head_kv][head_dim]
   std::vector<float> rotated_k_;     // [n_head_kv][kv_capacity][head_dim] (pos_shift)
   std::vector<int32_t> slot_order_;  // [n_head_kv][kv_capacity] (pos_shift)
 };

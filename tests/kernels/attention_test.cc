@@ -49,12 +49,12 @@ TEST(AttendGroup, MatchesDoubleReference) {
     if (pos[n - 1] < 0) pos[n - 1] = 0;
 
     const KvSlots slots{k.data(), v.data(), c.type, c.type, pos.data(), n, d};
-    std::vector<float> out(static_cast<size_t>(g) * d), probs(static_cast<size_t>(g) * n), row(d);
+    std::vector<float> out(static_cast<size_t>(g) * d), probs(static_cast<size_t>(g) * n);
     std::vector<double> scores(n, 0.5);
     std::vector<float> step(n, 0.0f);
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     AttendGroup(q.data(), g, slots, query_pos, scale,
-                {out.data(), probs.data(), row.data(), scores.data(), step.data()});
+                {out.data(), probs.data(), scores.data(), step.data()});
 
     std::vector<double> want_scores(n, 0.5);
     for (int32_t h = 0; h < g; ++h) {

@@ -1,0 +1,128 @@
+// AVX2 attention row kernels: scores of one query against a run of K rows,
+// and the probability-weighted sum of a run of V rows, for f32 and f16
+// cache rows. Whole runs per call let the loops keep several rows in
+// flight (four K rows per step share one load of q; the V sum keeps 64
+// output columns in registers across all rows) instead of paying a call,
+// a row conversion into a scratch buffer and a reload of the output per
+// slot. Compiled with AVX2+FMA+F16C flags only (see simd_avx2.cc for the
+// rules such files follow).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/simd.h"
+
+namespace h2o::kernels::avx2 {
+namespace {
+
+constexpr int64_t kWidth = 8;
+
+struct F32Rows {
+  const float* p;
+  __m256 Load(int64_t i) const { return _mm256_loadu_ps(p + i); }
+  float At(int64_t i) const { return p[i]; }
+};
+
+struct F16Rows {
+  const uint16_t* p;
+  __m256 Load(int64_t i) const {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+  }
+  float At(int64_t i) const { return _cvtsh_ss(p[i]); }
+};
+
+// Lane j holds the sum of the 8 lanes of a_j.
+__m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+float Sum1(__m256 v) { return _mm_cvtss_f32(Sum4(v, v, v, v)); }
+
+// Columns past the last full vector of row `base`.
+template <typename Rows>
+float TailDot(const float* q, Rows rows, int64_t base, int64_t from, int64_t d) {
+  float s = 0.0f;
+  for (int64_t i = from; i < d; ++i) s += rows.At(base + i) * q[i];
+  return s;
+}
+
+template <typename Rows>
+void ScoreRows(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale, float* out) {
+  const int64_t d8 = d - d % kWidth;
+  const __m128 vscale = _mm_set1_ps(scale);
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    const int64_t b0 = r * d, b1 = b0 + d, b2 = b1 + d, b3 = b2 + d;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t i = 0; i < d8; i += kWidth) {
+      const __m256 qv = _mm256_loadu_ps(q + i);
+      a0 = _mm256_fmadd_ps(rows.Load(b0 + i), qv, a0);
+      a1 = _mm256_fmadd_ps(rows.Load(b1 + i), qv, a1);
+      a2 = _mm256_fmadd_ps(rows.Load(b2 + i), qv, a2);
+      a3 = _mm256_fmadd_ps(rows.Load(b3 + i), qv, a3);
+    }
+    __m128 s = Sum4(a0, a1, a2, a3);
+    if (d8 < d) {
+      s = _mm_add_ps(s, _mm_setr_ps(TailDot(q, rows, b0, d8, d), TailDot(q, rows, b1, d8, d),
+                                    TailDot(q, rows, b2, d8, d), TailDot(q, rows, b3, d8, d)));
+    }
+    _mm_storeu_ps(out + r, _mm_mul_ps(s, vscale));
+  }
+  for (; r < n_rows; ++r) {
+    const int64_t b = r * d;
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < d8; i += kWidth) a = _mm256_fmadd_ps(rows.Load(b + i), _mm256_loadu_ps(q + i), a);
+    out[r] = (Sum1(a) + TailDot(q, rows, b, d8, d)) * scale;
+  }
+}
+
+template <typename Rows>
+void WeightedSumRows(const float* p, Rows rows, int64_t n_rows, int64_t d, float* out) {
+  int64_t i0 = 0;
+  // 64 columns (8 registers) per pass over the rows.
+  for (; i0 + 8 * kWidth <= d; i0 += 8 * kWidth) {
+    __m256 acc[8];
+    for (int j = 0; j < 8; ++j) acc[j] = _mm256_loadu_ps(out + i0 + j * kWidth);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const __m256 pr = _mm256_set1_ps(p[r]);
+      const int64_t b = r * d + i0;
+      for (int j = 0; j < 8; ++j) acc[j] = _mm256_fmadd_ps(pr, rows.Load(b + j * kWidth), acc[j]);
+    }
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(out + i0 + j * kWidth, acc[j]);
+  }
+  for (; i0 + kWidth <= d; i0 += kWidth) {
+    __m256 acc = _mm256_loadu_ps(out + i0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(p[r]), rows.Load(r * d + i0), acc);
+    }
+    _mm256_storeu_ps(out + i0, acc);
+  }
+  for (; i0 < d; ++i0) {
+    float s = out[i0];
+    for (int64_t r = 0; r < n_rows; ++r) s += p[r] * rows.At(r * d + i0);
+    out[i0] = s;
+  }
+}
+
+}  // namespace
+
+void ScoreRowsF32(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
+                  float* out) {
+  ScoreRows(q, F32Rows{static_cast<const float*>(rows)}, n_rows, d, scale, out);
+}
+
+void ScoreRowsF16(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
+                  float* out) {
+  ScoreRows(q, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, scale, out);
+}
+
+void WeightedSumRowsF32(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out) {
+  WeightedSumRows(p, F32Rows{static_cast<const float*>(rows)}, n_rows, d, out);
+}
+
+void WeightedSumRowsF16(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out) {
+  WeightedSumRows(p, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, out);
+}
+
+}  // namespace h2o::kernels::avx2

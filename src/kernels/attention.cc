@@ -41,20 +41,14 @@ void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t que
   std::fill(o.probs, o.probs + static_cast<size_t>(n_group) * n,
             -std::numeric_limits<float>::infinity());
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    for (int32_t h = 0; h < n_group; ++h) {
-      score_rows(q + static_cast<size_t>(h) * d, k + begin * k_row_bytes, end - begin, d, scale,
-                 o.probs + static_cast<size_t>(h) * n + begin);
-    }
+    score_rows(q, n_group, k + begin * k_row_bytes, end - begin, d, scale, o.probs + begin, n);
   });
   for (int32_t h = 0; h < n_group; ++h) {
     kt.softmax(o.probs + static_cast<size_t>(h) * n, n);
     std::fill(o.out + static_cast<size_t>(h) * d, o.out + static_cast<size_t>(h + 1) * d, 0.0f);
   }
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    for (int32_t h = 0; h < n_group; ++h) {
-      weighted_sum_rows(o.probs + static_cast<size_t>(h) * n + begin, v + begin * v_row_bytes,
-                        end - begin, d, o.out + static_cast<size_t>(h) * d);
-    }
+    weighted_sum_rows(o.probs + begin, n, n_group, v + begin * v_row_bytes, end - begin, d, o.out);
   });
   if (o.score_accum == nullptr && o.step_attention == nullptr) return;
   // The scores from the same probabilities, summed over the group.

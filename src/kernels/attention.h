@@ -30,9 +30,8 @@ struct GroupAttentionOutputs {
 
 // Causal softmax attention of n_group queries (q: [n_group][head_dim], RoPE
 // applied, all at position query_pos) over the slots whose position is in
-// [0, query_pos]; empty and future slots get probability 0. The group's
-// heads take each run of slots in turn, so a run's K/V rows are re-read
-// from cache, not memory, by the group's later heads (GQA). Requires at
+// [0, query_pos]; empty and future slots get probability 0. Each run of
+// visible slots is read once for the whole group (GQA). Requires at
 // least one slot in range. Thread-safe for distinct outputs.
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
                  const GroupAttentionOutputs& outputs);

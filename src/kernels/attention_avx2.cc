@@ -1,10 +1,11 @@
-// AVX2 attention row kernels: scores of one query against a run of K rows,
-// and the probability-weighted sum of a run of V rows, for f32 and f16
-// cache rows. Whole runs per call let the loops keep several rows in
-// flight (four K rows per step share one load of q; the V sum keeps 64
-// output columns in registers across all rows) instead of paying a call,
-// a row conversion into a scratch buffer and a reload of the output per
-// slot. Compiled with AVX2+FMA+F16C flags only (see simd_avx2.cc for the
+// AVX2 attention row kernels: scores of a group of query heads against a
+// run of K rows, and the probability-weighted sums of a run of V rows, for
+// f32 and f16 cache rows. Whole runs per call let the loops keep several
+// rows or heads in flight (one query: four K rows per step share a load of
+// q, and the V sum keeps 64 output columns in registers across all rows;
+// several heads: each widened 8 values of a row feed every head) instead
+// of paying a call, a row conversion into a scratch buffer and a reload of
+// the output per slot. Compiled with AVX2+FMA+F16C flags only (see simd_avx2.cc for the
 // rules such files follow).
 #include <immintrin.h>
 
@@ -47,8 +48,10 @@ float TailDot(const float* q, Rows rows, int64_t base, int64_t from, int64_t d) 
   return s;
 }
 
+// One query: four rows per step share each load of q.
 template <typename Rows>
-void ScoreRows(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale, float* out) {
+void ScoreRowsOneQuery(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale,
+                       float* out) {
   const int64_t d8 = d - d % kWidth;
   const __m128 vscale = _mm_set1_ps(scale);
   int64_t r = 0;
@@ -77,10 +80,51 @@ void ScoreRows(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale
   }
 }
 
+// M query heads (2..8): each row is widened once per 8 columns and feeds
+// M accumulators.
+template <int M, typename Rows>
+void ScoreRowsHeads(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale, float* out,
+                    int64_t out_stride) {
+  const int64_t d8 = d - d % kWidth;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t b = r * d;
+    __m256 acc[M];
+    for (int h = 0; h < M; ++h) acc[h] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < d8; i += kWidth) {
+      const __m256 kv = rows.Load(b + i);
+      for (int h = 0; h < M; ++h) acc[h] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + h * d + i), acc[h]);
+    }
+    for (int h = 0; h < M; ++h) {
+      out[h * out_stride + r] = (Sum1(acc[h]) + TailDot(q + h * d, rows, b, d8, d)) * scale;
+    }
+  }
+}
+
 template <typename Rows>
-void WeightedSumRows(const float* p, Rows rows, int64_t n_rows, int64_t d, float* out) {
+void ScoreRows(const float* q, int64_t n_q, Rows rows, int64_t n_rows, int64_t d, float scale,
+               float* out, int64_t out_stride) {
+  while (n_q > 0) {
+    const int64_t m = n_q < 8 ? n_q : 8;
+    switch (m) {
+      case 1: ScoreRowsOneQuery(q, rows, n_rows, d, scale, out); break;
+      case 2: ScoreRowsHeads<2>(q, rows, n_rows, d, scale, out, out_stride); break;
+      case 3: ScoreRowsHeads<3>(q, rows, n_rows, d, scale, out, out_stride); break;
+      case 4: ScoreRowsHeads<4>(q, rows, n_rows, d, scale, out, out_stride); break;
+      case 5: ScoreRowsHeads<5>(q, rows, n_rows, d, scale, out, out_stride); break;
+      case 6: ScoreRowsHeads<6>(q, rows, n_rows, d, scale, out, out_stride); break;
+      case 7: ScoreRowsHeads<7>(q, rows, n_rows, d, scale, out, out_stride); break;
+      default: ScoreRowsHeads<8>(q, rows, n_rows, d, scale, out, out_stride); break;
+    }
+    q += m * d;
+    out += m * out_stride;
+    n_q -= m;
+  }
+}
+
+// One head: 64 output columns (8 registers) per pass over the rows.
+template <typename Rows>
+void WeightedSumRowsOneQuery(const float* p, Rows rows, int64_t n_rows, int64_t d, float* out) {
   int64_t i0 = 0;
-  // 64 columns (8 registers) per pass over the rows.
   for (; i0 + 8 * kWidth <= d; i0 += 8 * kWidth) {
     __m256 acc[8];
     for (int j = 0; j < 8; ++j) acc[j] = _mm256_loadu_ps(out + i0 + j * kWidth);
@@ -105,24 +149,71 @@ void WeightedSumRows(const float* p, Rows rows, int64_t n_rows, int64_t d, float
   }
 }
 
+// M heads (2..8), 8 output columns of each per pass: every 8 widened
+// values of a row feed M accumulators.
+template <int M, typename Rows>
+void WeightedSumRowsHeads(const float* p, int64_t p_stride, Rows rows, int64_t n_rows, int64_t d,
+                          float* out) {
+  int64_t i0 = 0;
+  for (; i0 + kWidth <= d; i0 += kWidth) {
+    __m256 acc[M];
+    for (int h = 0; h < M; ++h) acc[h] = _mm256_loadu_ps(out + h * d + i0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const __m256 vv = rows.Load(r * d + i0);
+      for (int h = 0; h < M; ++h) acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(p[h * p_stride + r]), vv, acc[h]);
+    }
+    for (int h = 0; h < M; ++h) _mm256_storeu_ps(out + h * d + i0, acc[h]);
+  }
+  for (; i0 < d; ++i0) {
+    for (int h = 0; h < M; ++h) {
+      float s = out[h * d + i0];
+      for (int64_t r = 0; r < n_rows; ++r) s += p[h * p_stride + r] * rows.At(r * d + i0);
+      out[h * d + i0] = s;
+    }
+  }
+}
+
+template <typename Rows>
+void WeightedSumRows(const float* p, int64_t p_stride, int64_t n_q, Rows rows, int64_t n_rows,
+                     int64_t d, float* out) {
+  while (n_q > 0) {
+    const int64_t m = n_q < 8 ? n_q : 8;
+    switch (m) {
+      case 1: WeightedSumRowsOneQuery(p, rows, n_rows, d, out); break;
+      case 2: WeightedSumRowsHeads<2>(p, p_stride, rows, n_rows, d, out); break;
+      case 3: WeightedSumRowsHeads<3>(p, p_stride, rows, n_rows, d, out); break;
+      case 4: WeightedSumRowsHeads<4>(p, p_stride, rows, n_rows, d, out); break;
+      case 5: WeightedSumRowsHeads<5>(p, p_stride, rows, n_rows, d, out); break;
+      case 6: WeightedSumRowsHeads<6>(p, p_stride, rows, n_rows, d, out); break;
+      case 7: WeightedSumRowsHeads<7>(p, p_stride, rows, n_rows, d, out); break;
+      default: WeightedSumRowsHeads<8>(p, p_stride, rows, n_rows, d, out); break;
+    }
+    p += m * p_stride;
+    out += m * d;
+    n_q -= m;
+  }
+}
+
 }  // namespace
 
-void ScoreRowsF32(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out) {
-  ScoreRows(q, F32Rows{static_cast<const float*>(rows)}, n_rows, d, scale, out);
+void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride) {
+  ScoreRows(q, n_q, F32Rows{static_cast<const float*>(rows)}, n_rows, d, scale, out, out_stride);
 }
 
-void ScoreRowsF16(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out) {
-  ScoreRows(q, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, scale, out);
+void ScoreRowsF16(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride) {
+  ScoreRows(q, n_q, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, scale, out, out_stride);
 }
 
-void WeightedSumRowsF32(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out) {
-  WeightedSumRows(p, F32Rows{static_cast<const float*>(rows)}, n_rows, d, out);
+void WeightedSumRowsF32(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out) {
+  WeightedSumRows(p, p_stride, n_q, F32Rows{static_cast<const float*>(rows)}, n_rows, d, out);
 }
 
-void WeightedSumRowsF16(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out) {
-  WeightedSumRows(p, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, out);
+void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out) {
+  WeightedSumRows(p, p_stride, n_q, F16Rows{static_cast<const uint16_t*>(rows)}, n_rows, d, out);
 }
 
 }  // namespace h2o::kernels::avx2

@@ -43,14 +43,16 @@ using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
 using GemmF32Fn = void (*)(const float* w, int64_t n_rows, const float* x, int64_t n_tokens,
                            int64_t cols, float* y, int64_t ldy);
 
-// Attention over consecutive rows of a KV cache type (f32 or f16), d
-// columns each: ScoreRows sets out[r] = scale * dot(q, row r) for r in
-// [0, n_rows); WeightedSumRows adds sum_r p[r] * row r to out[0, d). One
-// call per run of slots replaces a call per slot.
-using ScoreRowsFn = void (*)(const float* q, const void* rows, int64_t n_rows, int64_t d,
-                             float scale, float* out);
-using WeightedSumRowsFn = void (*)(const float* p, const void* rows, int64_t n_rows, int64_t d,
-                                   float* out);
+// Attention of a group of n_q query heads (GQA) over consecutive rows of a
+// KV cache type (f32 or f16), d columns each. ScoreRows sets
+// out[h * out_stride + r] = scale * dot(q[h * d ...], row r) for r in
+// [0, n_rows); WeightedSumRows adds sum_r p[h * p_stride + r] * row r to
+// out[h * d ...]. One call per run of slots for the whole group, so each
+// row is loaded and widened once, not once per slot and head.
+using ScoreRowsFn = void (*)(const float* q, int64_t n_q, const void* rows, int64_t n_rows,
+                             int64_t d, float scale, float* out, int64_t out_stride);
+using WeightedSumRowsFn = void (*)(const float* p, int64_t p_stride, int64_t n_q,
+                                   const void* rows, int64_t n_rows, int64_t d, float* out);
 
 struct KvRowKernels {
   ScoreRowsFn score_rows;

@@ -43,11 +43,13 @@ void SwiGluInPlace(float* gate, const float* up, int64_t n);
 void Axpy(float a, const float* x, float* y, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);
-void ScoreRowsF32(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out);
-void ScoreRowsF16(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out);
-void WeightedSumRowsF32(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
-void WeightedSumRowsF16(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
+void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride);
+void ScoreRowsF16(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride);
+void WeightedSumRowsF32(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out);
+void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out);
 
 }  // namespace h2o::kernels::ref

@@ -48,12 +48,14 @@ void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, i
              float* y, int64_t ldy);
 // The attention row kernels (attention_avx2.cc); head_dim rows of 64-128
 // floats gain nothing from 512-bit registers.
-void ScoreRowsF32(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out);
-void ScoreRowsF16(const float* q, const void* rows, int64_t n_rows, int64_t d, float scale,
-                  float* out);
-void WeightedSumRowsF32(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
-void WeightedSumRowsF16(const float* p, const void* rows, int64_t n_rows, int64_t d, float* out);
+void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride);
+void ScoreRowsF16(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                  float scale, float* out, int64_t out_stride);
+void WeightedSumRowsF32(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out);
+void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                        int64_t n_rows, int64_t d, float* out);
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);

@@ -1,7 +1,7 @@
 // The attention row kernels (ScoreRows, WeightedSumRows) of every backend
 // against a double-precision sum written here, over head sizes with and
-// without a remainder past the vector width and run lengths around the
-// 4-row blocking. Tolerances follow the dot-product bound of dot_test.cc:
+// without a remainder past the vector width, run lengths around the 4-row
+// blocking and query-head groups around the 8-head blocking. Tolerances follow the dot-product bound of dot_test.cc:
 // a float sum of m products is within about FLT_EPSILON * (m/8 + 16) *
 // sum|terms| of the exact value.
 #include <gtest/gtest.h>
@@ -20,9 +20,9 @@ namespace {
 
 using testing::RandomVector;
 
-std::string Shape(const KernelTable& t, TensorType type, int64_t d, int64_t n_rows) {
+std::string Shape(const KernelTable& t, TensorType type, int64_t d, int64_t n_rows, int64_t n_q) {
   return std::string("backend=") + t.name + " type=" + testing::TypeName(type) +
-         " d=" + std::to_string(d) + " rows=" + std::to_string(n_rows);
+         " d=" + std::to_string(d) + " rows=" + std::to_string(n_rows) + " heads=" + std::to_string(n_q);
 }
 
 struct Rows {
@@ -42,27 +42,39 @@ Rows MakeRows(TensorType type, int64_t n_rows, int64_t d, uint32_t seed) {
 
 constexpr int64_t kHeadDims[] = {1, 7, 8, 20, 64, 72, 128, 131};
 constexpr int64_t kRunLengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 33};
+constexpr int64_t kGroupSizes[] = {1, 2, 3, 8, 11};
 
 TEST(KvRowKernels, ScoreRowsMatchDoubleSums) {
   for (const KernelTable* table : AvailableKernels()) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
       for (int64_t d : kHeadDims) {
         for (int64_t n_rows : kRunLengths) {
-          const Rows k = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 100 + n_rows));
-          const std::vector<float> q = RandomVector(d, static_cast<uint32_t>(d + n_rows), -2.0f, 2.0f);
-          const float scale = 0.125f;
-          std::vector<float> out(n_rows + 1, 42.0f);
-          table->KvFor(type).score_rows(q.data(), k.bytes.data(), n_rows, d, scale, out.data());
-          for (int64_t r = 0; r < n_rows; ++r) {
-            double want = 0.0, sum_abs = 0.0;
-            for (int64_t i = 0; i < d; ++i) {
-              want += static_cast<double>(q[i]) * k.values[r * d + i];
-              sum_abs += std::fabs(static_cast<double>(q[i]) * k.values[r * d + i]);
+          for (int64_t n_q : kGroupSizes) {
+            const Rows k = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 100 + n_rows));
+            const std::vector<float> q =
+                RandomVector(n_q * d, static_cast<uint32_t>(d + n_rows + n_q), -2.0f, 2.0f);
+            const float scale = 0.125f;
+            const int64_t stride = n_rows + 3;  // a gap after each head's scores
+            std::vector<float> out(n_q * stride, 42.0f);
+            table->KvFor(type).score_rows(q.data(), n_q, k.bytes.data(), n_rows, d, scale,
+                                          out.data(), stride);
+            for (int64_t h = 0; h < n_q; ++h) {
+              for (int64_t r = 0; r < n_rows; ++r) {
+                double want = 0.0, sum_abs = 0.0;
+                for (int64_t i = 0; i < d; ++i) {
+                  const double term = static_cast<double>(q[h * d + i]) * k.values[r * d + i];
+                  want += term;
+                  sum_abs += std::fabs(term);
+                }
+                const double tol = FLT_EPSILON * (static_cast<double>(d) / 8 + 16) * sum_abs * scale;
+                ASSERT_NEAR(out[h * stride + r], want * scale, tol)
+                    << Shape(*table, type, d, n_rows, n_q) << " head " << h << " row " << r;
+              }
+              for (int64_t r = n_rows; r < stride; ++r) {
+                ASSERT_EQ(out[h * stride + r], 42.0f) << "wrote past the run: " << Shape(*table, type, d, n_rows, n_q);
+              }
             }
-            const double tol = FLT_EPSILON * (static_cast<double>(d) / 8 + 16) * sum_abs * scale;
-            ASSERT_NEAR(out[r], want * scale, tol) << Shape(*table, type, d, n_rows) << " row " << r;
           }
-          EXPECT_EQ(out[n_rows], 42.0f) << "wrote past the run: " << Shape(*table, type, d, n_rows);
         }
       }
     }
@@ -74,22 +86,31 @@ TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
       for (int64_t d : kHeadDims) {
         for (int64_t n_rows : kRunLengths) {
-          const Rows v = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 31 + n_rows));
-          const std::vector<float> p = RandomVector(n_rows, static_cast<uint32_t>(n_rows + 5), 0.0f, 1.0f);
-          const std::vector<float> start = RandomVector(d, static_cast<uint32_t>(d + 9));
-          std::vector<float> out = start;
-          out.push_back(42.0f);
-          table->KvFor(type).weighted_sum_rows(p.data(), v.bytes.data(), n_rows, d, out.data());
-          for (int64_t i = 0; i < d; ++i) {
-            double want = start[i], sum_abs = std::fabs(start[i]);
-            for (int64_t r = 0; r < n_rows; ++r) {
-              want += static_cast<double>(p[r]) * v.values[r * d + i];
-              sum_abs += std::fabs(static_cast<double>(p[r]) * v.values[r * d + i]);
+          for (int64_t n_q : kGroupSizes) {
+            const Rows v = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 31 + n_rows));
+            const int64_t p_stride = n_rows + 2;
+            const std::vector<float> p =
+                RandomVector(n_q * p_stride, static_cast<uint32_t>(n_rows + 5 + n_q), 0.0f, 1.0f);
+            const std::vector<float> start = RandomVector(n_q * d, static_cast<uint32_t>(d + 9 + n_q));
+            std::vector<float> out = start;
+            out.push_back(42.0f);
+            table->KvFor(type).weighted_sum_rows(p.data(), p_stride, n_q, v.bytes.data(), n_rows, d,
+                                                 out.data());
+            for (int64_t h = 0; h < n_q; ++h) {
+              for (int64_t i = 0; i < d; ++i) {
+                double want = start[h * d + i], sum_abs = std::fabs(start[h * d + i]);
+                for (int64_t r = 0; r < n_rows; ++r) {
+                  const double term = static_cast<double>(p[h * p_stride + r]) * v.values[r * d + i];
+                  want += term;
+                  sum_abs += std::fabs(term);
+                }
+                const double tol = FLT_EPSILON * (static_cast<double>(n_rows) / 8 + 16) * sum_abs;
+                ASSERT_NEAR(out[h * d + i], want, tol)
+                    << Shape(*table, type, d, n_rows, n_q) << " head " << h << " column " << i;
+              }
             }
-            const double tol = FLT_EPSILON * (static_cast<double>(n_rows) / 8 + 16) * sum_abs;
-            ASSERT_NEAR(out[i], want, tol) << Shape(*table, type, d, n_rows) << " column " << i;
+            EXPECT_EQ(out[n_q * d], 42.0f) << "wrote past the output: " << Shape(*table, type, d, n_rows, n_q);
           }
-          EXPECT_EQ(out[d], 42.0f) << "wrote past the row: " << Shape(*table, type, d, n_rows);
         }
       }
     }

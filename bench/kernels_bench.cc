@@ -9,7 +9,8 @@
 // MatVec (active backend) over a ThreadPool of 1 and 2 threads on a
 // 768 x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost
 // of the pool shows as the gap between the two, and ParallelForRoundTrip
-// times one call with empty work.
+// times one call with empty work. MatMul2048x64 is one 64-token prefill
+// chunk through a 2048 x 2048 matrix on one thread.
 //
 //   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -21,6 +22,7 @@
 
 #include "core/tensor_type.h"
 #include "kernels/dispatch.h"
+#include "kernels/matmul.h"
 #include "kernels/matvec.h"
 #include "kernels/thread_pool.h"
 
@@ -107,6 +109,29 @@ void BM_ParallelForRoundTrip(benchmark::State& state, int threads) {
   }
 }
 
+// One prefill chunk: MatMul of a 2048 x 2048 matrix with 64 tokens on one
+// thread, in weight-equivalent MACs per second (items).
+void BM_MatMul64(benchmark::State& state, TensorType type) {
+  constexpr int64_t kTokens = 64;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(kCols), x(kTokens * kCols), y(kTokens * kRows);
+  for (float& v : x) v = dist(rng);
+  const size_t row_bytes = RowBytes(type, kCols);
+  std::vector<uint8_t> w(row_bytes * kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (float& v : values) v = dist(rng);
+    RefKernels().For(type).quantize_row(values.data(), w.data() + r * row_bytes, kCols);
+  }
+  std::vector<float> scratch(MatMulScratchFloats(kCols, kTokens, 1));
+  for (auto _ : state) {
+    MatMul(type, w.data(), kRows, kCols, x.data(), kTokens, y.data(), scratch.data(), nullptr);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kRows * kCols * kTokens);
+}
+
 void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
   constexpr int64_t kN = 4096;
   std::mt19937 rng(7);
@@ -162,6 +187,10 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
+  }
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+    const std::string name = std::string("MatMul2048x64/") + std::string(TraitsOf(type).name);
+    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul64, type)->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("ParallelForRoundTrip/threads:2", BM_ParallelForRoundTrip, 2)
       ->UseRealTime();

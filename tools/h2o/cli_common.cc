@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "tokenizer/gguf_vocab.h"
 
 namespace h2o::cli {
@@ -99,21 +100,7 @@ Status WriteKvDump(const KvCache& cache, const std::string& path) {
                               {"capacity", c.capacity},
                               {"scores_tracked", cache.policy().needs_scores()},
                               {"layers", layers}};
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return Status::Error(fmt::format("{}: cannot write file", path));
-    f << out.dump() << "\n";
-    if (!f.flush()) {
-      std::remove(tmp.c_str());
-      return Status::Error(fmt::format("{}: write error", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::Error(fmt::format("{}: cannot write file", path));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, out.dump() + "\n");
 }
 
 size_t FullKvBytes(const KvCache& cache, int64_t n_tokens) {

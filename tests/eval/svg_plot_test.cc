@@ -1,0 +1,307 @@
+// RenderLinePlotSvg: well-formed XML (checked by a small independent
+// parser below), one group per series, escaping, and the skipping rules.
+#include "eval/svg_plot.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace h2o {
+namespace {
+
+// Returns "" when `xml` is a well-formed document as we emit them (an
+// optional <?xml ...?> prolog, then one root element; no comments, CDATA
+// or doctype), otherwise what is wrong. Checks: tags balanced and properly
+// nested, attribute values quoted and unique per tag, no raw '<' in text
+// or attributes, every '&' starting a known entity or character reference.
+std::string XmlProblem(const std::string& xml) {
+  size_t i = 0;
+  const auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ':' ||
+           c == '.';
+  };
+  const auto skip_space = [&] {
+    while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+  };
+  const auto read_name = [&] {
+    const size_t start = i;
+    while (i < xml.size() && is_name_char(xml[i])) ++i;
+    return xml.substr(start, i - start);
+  };
+  // Checks character data up to (not including) `end`.
+  const auto check_chars = [&](size_t end) -> std::string {
+    for (size_t k = i; k < end; ++k) {
+      if (xml[k] == '<') return "raw '<' at " + std::to_string(k);
+      if (xml[k] != '&') continue;
+      const size_t semi = xml.find(';', k);
+      if (semi == std::string::npos || semi >= end) return "bare '&' at " + std::to_string(k);
+      const std::string ref = xml.substr(k + 1, semi - k - 1);
+      static const std::set<std::string> kEntities = {"amp", "lt", "gt", "quot", "apos"};
+      const bool numeric = ref.size() > 1 && ref[0] == '#';
+      if (!kEntities.count(ref) && !numeric) return "unknown entity &" + ref + ";";
+    }
+    return "";
+  };
+  if (xml.starts_with("<?xml")) {
+    const size_t end = xml.find("?>");
+    if (end == std::string::npos) return "unterminated prolog";
+    i = end + 2;
+  }
+  std::vector<std::string> open;
+  int roots = 0;
+  while (true) {
+    const size_t lt = xml.find('<', i);
+    const size_t text_end = lt == std::string::npos ? xml.size() : lt;
+    if (open.empty()) {
+      for (size_t k = i; k < text_end; ++k) {
+        if (!std::isspace(static_cast<unsigned char>(xml[k]))) return "text outside the root";
+      }
+    } else if (std::string p = check_chars(text_end); !p.empty()) {
+      return p;
+    }
+    if (lt == std::string::npos) break;
+    i = lt + 1;
+    if (i < xml.size() && xml[i] == '/') {
+      ++i;
+      const std::string name = read_name();
+      skip_space();
+      if (i >= xml.size() || xml[i] != '>') return "bad end tag </" + name;
+      if (open.empty() || open.back() != name) return "mismatched </" + name + ">";
+      open.pop_back();
+      ++i;
+      continue;
+    }
+    const std::string name = read_name();
+    if (name.empty()) return "bad tag start at " + std::to_string(lt);
+    if (open.empty() && ++roots > 1) return "second root element <" + name + ">";
+    std::set<std::string> attrs;
+    while (true) {
+      const size_t before = i;
+      skip_space();
+      if (i >= xml.size()) return "unterminated tag <" + name;
+      if (xml[i] == '>' || xml.compare(i, 2, "/>") == 0) break;
+      if (i == before) return "no space before attribute in <" + name;
+      const std::string attr = read_name();
+      if (attr.empty()) return "bad attribute in <" + name;
+      if (!attrs.insert(attr).second) return "duplicate attribute " + attr;
+      if (i >= xml.size() || xml[i] != '=') return "attribute " + attr + " without '='";
+      ++i;
+      if (i >= xml.size() || (xml[i] != '"' && xml[i] != '\'')) {
+        return "unquoted attribute " + attr;
+      }
+      const char quote = xml[i++];
+      const size_t close = xml.find(quote, i);
+      if (close == std::string::npos) return "unterminated attribute " + attr;
+      if (std::string p = check_chars(close); !p.empty()) return p + " in attribute " + attr;
+      i = close + 1;
+    }
+    if (xml[i] == '>') {
+      open.push_back(name);
+      ++i;
+    } else {
+      i += 2;  // "/>"
+    }
+  }
+  if (!open.empty()) return "unclosed <" + open.back() + ">";
+  if (roots != 1) return "no root element";
+  return "";
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// The text of the k-th series group.
+std::string SeriesGroup(const std::string& svg, size_t k) {
+  size_t at = svg.find("class=\"series\"");
+  for (size_t j = 0; j < k && at != std::string::npos; ++j) {
+    at = svg.find("class=\"series\"", at + 1);
+  }
+  if (at == std::string::npos) return "";
+  return svg.substr(at, svg.find("</g>", at) - at);
+}
+
+// The d attribute of the group's <path>, "" when it has none.
+std::string PathData(const std::string& group) {
+  const size_t at = group.find(" d=\"");
+  if (at == std::string::npos) return "";
+  return group.substr(at + 4, group.find('"', at + 4) - at - 4);
+}
+
+// Values of attribute `attr` on every <circle> in `text`, in order.
+std::vector<double> CircleAttr(const std::string& text, const std::string& attr) {
+  std::vector<double> values;
+  const std::string key = " " + attr + "=\"";
+  for (size_t at = text.find("<circle"); at != std::string::npos;
+       at = text.find("<circle", at + 1)) {
+    const size_t v = text.find(key, at);
+    values.push_back(std::stod(text.substr(v + key.size())));
+  }
+  return values;
+}
+
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+TEST(XmlChecker, RejectsBrokenDocuments) {
+  // The checker itself must be able to fail.
+  EXPECT_EQ(XmlProblem("<svg><g a=\"1\"/></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg><g></svg></g>"), "");
+  EXPECT_NE(XmlProblem("<svg><g></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg a=1></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg a=\"1\" a=\"2\"></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg>a & b</svg>"), "");
+  EXPECT_NE(XmlProblem("<svg a=\"x<y\"></svg>"), "");
+  EXPECT_NE(XmlProblem("<svg></svg><svg></svg>"), "");
+}
+
+TEST(SvgPlot, WellFormedWithOneGroupPerSeries) {
+  LinePlot plot;
+  plot.title = "ROUGE-1 vs KV budget";
+  plot.x_label = "budget (%)";
+  plot.y_label = "ROUGE-1";
+  plot.series = {{"full", {4, 10, 20, 60}, {0.3, 0.3, 0.3, 0.3}},
+                 {"h2o", {4, 10, 20, 60}, {0.1, 0.2, 0.28, 0.3}},
+                 {"local", {4, 10, 20, 60}, {0.01, 0.05, 0.1, 0.25}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""),
+            std::string::npos);
+  EXPECT_EQ(Count(svg, "class=\"series\""), 3u);
+  EXPECT_EQ(Count(svg, "class=\"legend-entry\""), 3u);
+  EXPECT_EQ(Count(svg, "<path"), 3u);
+  EXPECT_NE(svg.find(">ROUGE-1 vs KV budget</text>"), std::string::npos);
+  EXPECT_EQ(CircleAttr(SeriesGroup(svg, 1), "cx").size(), 4u);
+}
+
+TEST(SvgPlot, PointsMapIntoThePictureInOrder) {
+  LinePlot plot;
+  plot.series = {{"s", {1, 2, 3}, {1, 2, 3}}};
+  const std::string group = SeriesGroup(RenderLinePlotSvg(plot), 0);
+  const std::vector<double> cx = CircleAttr(group, "cx"), cy = CircleAttr(group, "cy");
+  ASSERT_EQ(cx.size(), 3u);
+  EXPECT_LT(cx[0], cx[1]);
+  EXPECT_LT(cx[1], cx[2]);
+  EXPECT_GT(cy[0], cy[1]);  // SVG y grows downwards
+  EXPECT_GT(cy[1], cy[2]);
+  EXPECT_NEAR(cx[1] - cx[0], cx[2] - cx[1], 0.02);  // linear axis: even spacing
+}
+
+TEST(SvgPlot, EscapesText) {
+  LinePlot plot;
+  plot.title = "\"quoted\" & 'single'";
+  plot.x_label = "x < y";
+  plot.y_label = "p > q";
+  plot.series = {{"a<b & c>d", {1, 2}, {1, 2}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_NE(svg.find("a&lt;b &amp; c&gt;d"), std::string::npos);
+  EXPECT_EQ(svg.find("a<b"), std::string::npos);
+  EXPECT_NE(svg.find("&quot;quoted&quot; &amp; &apos;single&apos;"), std::string::npos);
+  EXPECT_NE(svg.find("x &lt; y"), std::string::npos);
+}
+
+TEST(SvgPlot, LogAxesSkipNonPositiveValuesAndSpaceDecadesEvenly) {
+  LinePlot plot;
+  plot.log_x = true;
+  plot.log_y = true;
+  // y <= 0 at x = 1 and 10, x <= 0 at the last point: two points remain.
+  plot.series = {{"rank", {1, 10, 100, 1000, 0}, {0, -1, 10, 1000, 5}},
+                 {"decades", {1, 10, 100}, {5, 5, 5}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_EQ(Count(svg, "class=\"series\""), 2u);
+  const std::string rank = SeriesGroup(svg, 0);
+  EXPECT_EQ(CircleAttr(rank, "cx").size(), 2u);
+  EXPECT_EQ(Count(PathData(rank), "M"), 1u);
+  EXPECT_EQ(Count(PathData(rank), "L"), 1u);
+  const std::vector<double> cx = CircleAttr(SeriesGroup(svg, 1), "cx");
+  ASSERT_EQ(cx.size(), 3u);
+  EXPECT_NEAR(cx[1] - cx[0], cx[2] - cx[1], 0.02);  // 1, 10, 100: one decade apart each
+  EXPECT_NE(svg.find(">100</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">1000</text>"), std::string::npos);
+}
+
+TEST(SvgPlot, NonFinitePointsAreSkippedAndBreakTheLine) {
+  LinePlot plot;
+  plot.series = {{"s", {1, 2, 3, 4, 5, kNan}, {1, kNan, 3, kInf, 5, 6}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  const std::string group = SeriesGroup(svg, 0);
+  EXPECT_EQ(CircleAttr(group, "cx").size(), 3u);  // x = 1, 3, 5
+  EXPECT_EQ(Count(PathData(group), "M"), 3u);     // each one starts a new piece
+  EXPECT_EQ(Count(PathData(group), "L"), 0u);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+}
+
+TEST(SvgPlot, DegenerateDataStillGivesFiniteCoordinates) {
+  const std::vector<PlotSeries> cases = {
+      {"single point", {3}, {7}},
+      {"constant", {1, 2, 3}, {0.5, 0.5, 0.5}},
+      {"all zero", {0, 0}, {0, 0}},
+      {"nothing plottable", {kNan}, {1}},
+      {"empty", {}, {}},
+      {"mismatched sizes", {1, 2, 3}, {4}},
+      {"near the double limits", {-1e308, -1e300, 1e300}, {1.0, 1e-308, 1e300}},
+  };
+  for (const bool log : {false, true}) {
+    for (const PlotSeries& s : cases) {
+      LinePlot plot;
+      plot.log_x = plot.log_y = log;
+      plot.series = {s};
+      const std::string svg = RenderLinePlotSvg(plot);
+      SCOPED_TRACE(s.name + (log ? " (log)" : ""));
+      EXPECT_EQ(XmlProblem(svg), "") << svg;
+      EXPECT_EQ(Count(svg, "class=\"series\""), 1u);
+      EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
+      EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
+      const std::string group = SeriesGroup(svg, 0);
+      // Inside the 760 x 460 picture.
+      for (const auto& [attr, limit] :
+           {std::pair<std::string, double>{"cx", 760}, std::pair<std::string, double>{"cy", 460}}) {
+        for (const double v : CircleAttr(group, attr)) {
+          EXPECT_TRUE(std::isfinite(v)) << attr;
+          EXPECT_GE(v, 0) << attr;
+          EXPECT_LE(v, limit) << attr;
+        }
+      }
+    }
+  }
+}
+
+TEST(SvgPlot, NoSeriesIsAnEmptyButValidChart) {
+  LinePlot plot;
+  plot.title = "nothing yet";
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_EQ(Count(svg, "class=\"series\""), 0u);
+}
+
+TEST(SvgPlot, ManyPointsDrawALineWithoutMarkers) {
+  PlotSeries s{"dense", {}, {}};
+  for (int i = 1; i <= 1000; ++i) {
+    s.x.push_back(i);
+    s.y.push_back(1.0 / i);
+  }
+  LinePlot plot;
+  plot.series = {s};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "");
+  const std::string group = SeriesGroup(svg, 0);
+  EXPECT_EQ(Count(group, "<circle"), 0u);
+  EXPECT_EQ(Count(PathData(group), "L"), 999u);
+}
+
+}  // namespace
+}  // namespace h2o

@@ -84,6 +84,13 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
     outputs.out = &attn_out_[t * q_dim + first_head];
     outputs.step_attention = t == n - 1 ? step : nullptr;
     kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, slots, pos0 + t, scale, outputs);
+    if (observer_ != nullptr) {
+      const size_t n_slots = static_cast<size_t>(view.n_slots);
+      for (int32_t j = 0; j < n_group; ++j) {
+        observer_->OnAttention(l, g * n_group + j, pos0 + t, {view.pos, n_slots},
+                               {outputs.probs + j * n_slots, n_slots});
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_cache.h"
+#include "model/attention_observer.h"
 #include "model/model.h"
 
 namespace h2o {
@@ -39,6 +40,10 @@ class ForwardPass {
   // [n_tokens or 1][n_vocab] from the last Run.
   std::span<const float> logits() const { return {logits_.data(), logits_size_}; }
 
+  // Later Runs report every query head's attention probabilities to
+  // `observer` (null: none, the default). It must outlive those Runs.
+  void set_attention_observer(AttentionObserver* observer) { observer_ = observer; }
+
  private:
   // y[n][w.rows] = w x[n][w.cols] for the n chunk tokens.
   void MatMul(const WeightMatrix& w, const float* x, int32_t n, float* y,
@@ -54,6 +59,7 @@ class ForwardPass {
   int32_t kv_capacity_;
   bool pos_shift_;
   size_t logits_size_ = 0;
+  AttentionObserver* observer_ = nullptr;
 
   std::vector<float> x_;         // [max_chunk][n_embd] residual stream
   std::vector<float> xb_;        // [max_chunk][n_embd] normed input of a block

@@ -56,6 +56,13 @@ class Session {
   // Forgets the sequence; buffers stay allocated.
   void Reset();
 
+  // Later Evals report every query head's attention probabilities to
+  // `observer` (model/attention_observer.h; null, the default: none). It
+  // must outlive those Evals and is called on the session's pool threads.
+  void set_attention_observer(AttentionObserver* observer) {
+    forward_.set_attention_observer(observer);
+  }
+
  private:
   Session(const Model& model, const SessionOptions& options, std::unique_ptr<KvCache> cache);
 

@@ -32,11 +32,11 @@ void FeedRows(AttentionCollector& c, int32_t layer, int32_t head,
 
 TEST(AttentionCollector, SparsityAndAccumulatedAttentionOfHandRows) {
   AttentionCollector c(/*n_layer=*/2, /*n_head=*/1, /*n_positions=*/3, 0.01);
-  // Row fractions: 0/1, 1/2 (0.001 < 0.01 * 0.999), 1/3 (0.005 < 0.0099).
+  // Row fractions: 0/1, 1/2 (0.001 < 0.01 * 0.999), 2/3 (both 0.005 < 0.0099).
   FeedRows(c, 1, 0, {{1.0f}, {0.999f, 0.001f}, {0.99f, 0.005f, 0.005f}});
   EXPECT_EQ(c.rows(1, 0), 3);
   EXPECT_EQ(c.rows(0, 0), 0);
-  EXPECT_NEAR(c.sparsity(1, 0), (0.0 + 0.5 + 1.0 / 3.0) / 3.0, 1e-12);
+  EXPECT_NEAR(c.sparsity(1, 0), (0.0 + 0.5 + 2.0 / 3.0) / 3.0, 1e-12);
   const auto acc = c.accumulated(1, 0);
   EXPECT_NEAR(acc[0], 1.0 + 0.999 + 0.99, 1e-6);
   EXPECT_NEAR(acc[1], 0.001 + 0.005, 1e-6);

@@ -79,9 +79,9 @@ Result<AttentionAnalysis> AnalyzeAttention(const Model& model, std::span<const i
     return Status::Error(fmt::format("need at least 2 tokens to analyze, got {}", n_tokens));
   }
   if (options.local.policy != "h2o" || options.local.heavy < 1) {
-    return Status::Error(fmt::format(
-        "the heavy-hitter comparison needs an h2o cache with heavy >= 1, not '{}'",
-        options.local.Describe()));
+    return Status::Error(
+        fmt::format("the heavy-hitter comparison needs an h2o cache with heavy >= 1, not '{}'",
+                    options.local.Describe()));
   }
 
   SessionOptions full_options = options.session;

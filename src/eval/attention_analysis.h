@@ -42,8 +42,8 @@ struct AttentionAnalysisOptions {
 };
 
 struct LayerAnalysis {
-  double sparsity = 0.0;                // mean of head_sparsity
-  std::vector<double> head_sparsity;    // [n_head]
+  double sparsity = 0.0;              // mean of head_sparsity
+  std::vector<double> head_sparsity;  // [n_head]
   // Rank r (1-based) at index r-1: the mean over query heads of each
   // head's r-th largest accumulated attention. [n_tokens]
   std::vector<double> rank_scores;

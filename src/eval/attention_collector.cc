@@ -27,7 +27,8 @@ void AttentionCollector::OnAttention(int32_t layer, int32_t head, int32_t query_
   H2O_CHECK(query_pos >= 0 && query_pos < n_positions_);
   const size_t index = Index(layer, head);
   HeadTotals& totals = totals_[index];
-  totals.sparsity_sum += CountSparseEntries(key_positions, probs, query_pos, sparsity_ratio_).fraction();
+  totals.sparsity_sum +=
+      CountSparseEntries(key_positions, probs, query_pos, sparsity_ratio_).fraction();
   ++totals.rows;
   double* acc = &accumulated_[index * n_positions_];
   for (size_t s = 0; s < probs.size(); ++s) {

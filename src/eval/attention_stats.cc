@@ -10,8 +10,8 @@
 
 namespace h2o {
 
-RowSparsity CountSparseEntries(std::span<const int32_t> key_positions,
-                               std::span<const float> probs, int32_t query_pos, double ratio) {
+RowSparsity CountSparseEntries(std::span<const int32_t> key_positions, std::span<const float> probs,
+                               int32_t query_pos, double ratio) {
   H2O_CHECK(key_positions.size() == probs.size());
   auto unmasked = [&](size_t s) { return key_positions[s] >= 0 && key_positions[s] <= query_pos; };
   float max = 0.0f;

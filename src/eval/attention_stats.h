@@ -20,8 +20,8 @@ struct RowSparsity {
 // One attention row as the forward pass reports it (AttentionObserver):
 // only entries whose key position is in [0, query_pos] count. Requires
 // equal span sizes.
-RowSparsity CountSparseEntries(std::span<const int32_t> key_positions,
-                               std::span<const float> probs, int32_t query_pos, double ratio);
+RowSparsity CountSparseEntries(std::span<const int32_t> key_positions, std::span<const float> probs,
+                               int32_t query_pos, double ratio);
 
 // ln(score) = log_c - alpha * ln(rank), fitted by least squares.
 struct PowerLawFit {

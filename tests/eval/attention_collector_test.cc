@@ -99,8 +99,8 @@ TEST(SummarizeLayer, OverlapRanksAndSparsityOfAHandBuiltLayer) {
   ASSERT_EQ(local_half.head_sparsity.size(), 2u);
   EXPECT_NEAR(local_half.head_sparsity[0], (1.0 / 3 + 1.0 / 4) / 4, 1e-12);
   EXPECT_NEAR(local_half.head_sparsity[1], (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 4, 1e-12);
-  EXPECT_NEAR(local_half.sparsity,
-              (local_half.head_sparsity[0] + local_half.head_sparsity[1]) / 2, 1e-12);
+  EXPECT_NEAR(local_half.sparsity, (local_half.head_sparsity[0] + local_half.head_sparsity[1]) / 2,
+              1e-12);
 }
 
 TEST(SummarizeLayer, EachKvHeadComparesWithItsOwnQueryHeads) {

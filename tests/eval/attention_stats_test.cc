@@ -103,8 +103,8 @@ TEST(AttentionStats, TopKPositionsBreaksTiesToTheLowerPosition) {
 }
 
 TEST(AttentionStats, OverlapFraction) {
-  EXPECT_DOUBLE_EQ(OverlapFraction(std::vector<int32_t>{1, 3, 5, 7}, std::vector<int32_t>{3, 4, 5, 6}),
-                   0.5);
+  EXPECT_DOUBLE_EQ(
+      OverlapFraction(std::vector<int32_t>{1, 3, 5, 7}, std::vector<int32_t>{3, 4, 5, 6}), 0.5);
   EXPECT_DOUBLE_EQ(OverlapFraction(std::vector<int32_t>{1, 2}, std::vector<int32_t>{2, 3, 4}),
                    1.0 / 3.0);
   EXPECT_DOUBLE_EQ(OverlapFraction(std::vector<int32_t>{2, 9}, std::vector<int32_t>{2, 9}), 1.0);

@@ -21,5 +21,6 @@ Command RegisterInspect(CLI::App& app);
 Command RegisterConvert(CLI::App& app);
 Command RegisterBench(CLI::App& app);
 Command RegisterMkModel(CLI::App& app);
+Command RegisterAnalyze(CLI::App& app);
 
 }  // namespace h2o::cli

@@ -1,0 +1,135 @@
+#include "eval/attention_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "eval/svg_plot.h"
+
+namespace h2o {
+namespace {
+
+nlohmann::json FitJson(const PowerLawFit& fit) {
+  if (!std::isfinite(fit.alpha)) return nullptr;
+  return {{"alpha", fit.alpha},
+          {"log_c", fit.log_c},
+          {"r_squared", fit.r_squared},
+          {"n_points", fit.n_points}};
+}
+
+double ChanceOverlap(const AttentionAnalysis& a) {
+  return a.n_tokens > 0 ? std::min(1.0, static_cast<double>(a.heavy) / a.n_tokens) : 0.0;
+}
+
+template <typename Field>
+double MeanOverLayers(const AttentionAnalysis& a, Field field) {
+  double sum = 0.0;
+  for (const LayerAnalysis& layer : a.layers) sum += field(layer);
+  return a.layers.empty() ? 0.0 : sum / static_cast<double>(a.layers.size());
+}
+
+// x = layer index, y = field(layer).
+template <typename Field>
+PlotSeries PerLayerSeries(const AttentionAnalysis& a, std::string name, Field field) {
+  PlotSeries s{std::move(name), {}, {}};
+  for (size_t l = 0; l < a.layers.size(); ++l) {
+    s.x.push_back(static_cast<double>(l));
+    s.y.push_back(field(a.layers[l]));
+  }
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& source) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t l = 0; l < a.layers.size(); ++l) {
+    const LayerAnalysis& layer = a.layers[l];
+    nlohmann::json head_fits = nlohmann::json::array();
+    for (const PowerLawFit& fit : layer.head_fits) head_fits.push_back(FitJson(fit));
+    layers.push_back({{"layer", l},
+                      {"sparsity", layer.sparsity},
+                      {"head_sparsity", layer.head_sparsity},
+                      {"power_law", FitJson(layer.fit)},
+                      {"head_power_law", head_fits},
+                      {"rank_scores", layer.rank_scores},
+                      {"heavy_overlap", layer.overlap},
+                      {"kv_head_overlap", layer.kv_head_overlap}});
+  }
+  const double mean_alpha = MeanOverLayers(a, [](const LayerAnalysis& l) { return l.fit.alpha; });
+  return {
+      {"model", source.model},
+      {"input", source.input},
+      {"input_tokens", source.input_tokens},
+      {"tokens", a.n_tokens},
+      {"n_layer", a.n_layer},
+      {"n_head", a.n_head},
+      {"n_head_kv", a.n_head_kv},
+      {"sparsity_threshold", a.sparsity_ratio},
+      {"power_law_fit",
+       "ln(score) = log_c - alpha ln(rank), least squares over ranks 1..n_points (those with a "
+       "positive score)"},
+      {"heavy_hitters",
+       {{"kv", fmt::format("h2o:heavy={},recent={}", a.heavy, a.recent)},
+        {"k", a.heavy},
+        {"recent", a.recent},
+        {"chance_overlap", ChanceOverlap(a)}}},
+      {"layers", layers},
+      {"mean",
+       {{"sparsity", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.sparsity; })},
+        {"alpha", std::isfinite(mean_alpha) ? nlohmann::json(mean_alpha) : nlohmann::json()},
+        {"heavy_overlap", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.overlap; })}}}};
+}
+
+std::string SparsitySvg(const AttentionAnalysis& a) {
+  LinePlot plot;
+  plot.title = fmt::format("Attention sparsity per layer ({} tokens)", a.n_tokens);
+  plot.x_label = "layer";
+  plot.y_label = fmt::format("fraction of entries < {:g}% of the row max", 100 * a.sparsity_ratio);
+  plot.series.push_back(
+      PerLayerSeries(a, "sparsity", [](const LayerAnalysis& l) { return l.sparsity; }));
+  return RenderLinePlotSvg(plot);
+}
+
+std::string PowerLawSvg(const AttentionAnalysis& a) {
+  LinePlot plot;
+  plot.title = fmt::format("Accumulated attention by rank ({} tokens)", a.n_tokens);
+  plot.x_label = "rank of key token";
+  plot.y_label = "accumulated attention (mean over heads)";
+  plot.log_x = plot.log_y = true;
+  const size_t n_layer = a.layers.size();
+  constexpr size_t kMaxLines = 8;
+  const size_t n_lines = std::min(n_layer, kMaxLines);
+  size_t previous = SIZE_MAX;
+  for (size_t i = 0; i < n_lines; ++i) {
+    const size_t l = n_lines > 1 ? i * (n_layer - 1) / (n_lines - 1) : 0;
+    if (l == previous) continue;
+    previous = l;
+    const LayerAnalysis& layer = a.layers[l];
+    PlotSeries s{fmt::format("layer {} (alpha {:.2f})", l, layer.fit.alpha), {}, {}};
+    for (size_t r = 0; r < layer.rank_scores.size(); ++r) {
+      s.x.push_back(static_cast<double>(r + 1));
+      s.y.push_back(layer.rank_scores[r]);
+    }
+    plot.series.push_back(std::move(s));
+  }
+  return RenderLinePlotSvg(plot);
+}
+
+std::string HeavyOverlapSvg(const AttentionAnalysis& a) {
+  LinePlot plot;
+  plot.title = fmt::format("Heavy hitters of h2o:heavy={},recent={} vs the top {} of {} tokens",
+                           a.heavy, a.recent, a.heavy, a.n_tokens);
+  plot.x_label = "layer";
+  plot.y_label = "overlap fraction";
+  plot.series.push_back(
+      PerLayerSeries(a, "h2o (local)", [](const LayerAnalysis& l) { return l.overlap; }));
+  const double chance = ChanceOverlap(a);
+  plot.series.push_back(
+      PerLayerSeries(a, "chance (k / T)", [chance](const LayerAnalysis&) { return chance; }));
+  return RenderLinePlotSvg(plot);
+}
+
+}  // namespace h2o

@@ -58,7 +58,7 @@ class Session {
 
   // Later Evals report every query head's attention probabilities to
   // `observer` (model/attention_observer.h; null, the default: none). It
-  // must outlive those Evals and is called on the session's pool threads.
+  // must outlive those Evals and may be called from the pool threads.
   void set_attention_observer(AttentionObserver* observer) {
     forward_.set_attention_observer(observer);
   }

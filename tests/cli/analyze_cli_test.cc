@@ -75,10 +75,10 @@ TEST(AnalyzeCli, ReportOfAStoryHasTheSchemaAndItsInvariants) {
   EXPECT_EQ(j["n_head_kv"], 4);
   EXPECT_EQ(j["sparsity_threshold"], 0.01);
   EXPECT_TRUE(j["power_law_fit"].is_string());
-  EXPECT_EQ(j["heavy_hitters"]["k"], 34);  // floor(20% of 170)
-  EXPECT_EQ(j["heavy_hitters"]["recent"], 0);
-  EXPECT_EQ(j["heavy_hitters"]["kv"], "h2o:heavy=34,recent=0");
-  EXPECT_NEAR(j["heavy_hitters"]["chance_overlap"].get<double>(), 34.0 / n, 1e-12);
+  EXPECT_EQ(j["heavy_hitters"]["k"], 17);  // floor(10% of 170)
+  EXPECT_EQ(j["heavy_hitters"]["recent"], 17);
+  EXPECT_EQ(j["heavy_hitters"]["kv"], "h2o:heavy=17,recent=17");
+  EXPECT_NEAR(j["heavy_hitters"]["chance_overlap"].get<double>(), 17.0 / n, 1e-12);
   ASSERT_EQ(j["layers"].size(), 5u);
   for (int l = 0; l < 5; ++l) {
     const auto& layer = j["layers"][l];
@@ -175,7 +175,7 @@ TEST(AnalyzeCli, ErrorsAreOneLine) {
   std::ofstream(bad_ids) << "1 2 9999\n";
   ExpectOneErrorLine(
       RunH2o(Analyze(fmt::format("--token-file {} --out {} --heavy 1", bad_ids, out))), "9999");
-  // 20% of 3 tokens is no heavy hitter at all.
+  // 10% of 3 tokens is no heavy hitter at all.
   std::ofstream(bad_ids) << "1 2 3\n";
   ExpectOneErrorLine(RunH2o(Analyze(fmt::format("--token-file {} --out {}", bad_ids, out))),
                      "at least 1 token");

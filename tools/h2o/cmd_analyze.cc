@@ -27,8 +27,8 @@ struct AnalyzeFlags {
   std::string text_file;
   std::string token_file;
   std::string out_dir;
-  std::string heavy = "20%";
-  std::string recent = "0";
+  std::string heavy = "10%";  // the paper's 20% budget: half heavy hitters,
+  std::string recent = "10%";  // half recent window
   double sparsity_ratio = 0.01;
   bool json = false;
   bool quiet = false;

@@ -1,0 +1,165 @@
+#include "eval/sweep_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace h2o {
+namespace {
+
+std::vector<std::string> Policies(const SweepReport& report) {
+  std::vector<std::string> policies;
+  for (const SweepRow& row : report.rows) {
+    if (std::find(policies.begin(), policies.end(), row.policy) == policies.end()) {
+      policies.push_back(row.policy);
+    }
+  }
+  return policies;
+}
+
+std::string FormatValue(double v, int decimals) {
+  return std::isnan(v) ? "-" : fmt::format("{:.{}f}", v, decimals);
+}
+
+double ValueAt(const SweepRow& row, size_t metric) {
+  return metric < row.values.size() ? row.values[metric] : std::nan("");
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// Writes every file to PATH.tmp first and renames them only when all were
+// written, so a failure leaves none of them half-written.
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  auto remove_temps = [&files] {
+    for (const auto& [path, text] : files) std::remove((path + ".tmp").c_str());
+  };
+  for (const auto& [path, text] : files) {
+    std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      remove_temps();
+      return Status::Error(fmt::format("{}: cannot write file", path));
+    }
+  }
+  for (const auto& [path, text] : files) {
+    if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+      remove_temps();
+      return Status::Error(fmt::format("{}: cannot write file", path));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> SweepReport::Budgets() const {
+  std::vector<std::string> budgets;
+  for (const SweepRow& row : rows) {
+    if (!row.budget.empty() &&
+        std::find(budgets.begin(), budgets.end(), row.budget) == budgets.end()) {
+      budgets.push_back(row.budget);
+    }
+  }
+  return budgets;
+}
+
+std::string SweepMarkdown(const SweepReport& report) {
+  std::string md = fmt::format("## {}\n", report.title);
+  const std::vector<std::string> budgets = report.Budgets();
+  if (budgets.empty()) {
+    md += "\n| kv |";
+    std::string rule = "|---|";
+    for (const SweepMetric& m : report.metrics) {
+      md += fmt::format(" {} |", m.name);
+      rule += "---:|";
+    }
+    md.append("\n").append(rule).append("\n");
+    for (const SweepRow& row : report.rows) {
+      md += fmt::format("| {} |", row.kv);
+      for (size_t m = 0; m < report.metrics.size(); ++m) {
+        md += fmt::format(" {} |", FormatValue(ValueAt(row, m), report.metrics[m].decimals));
+      }
+      md += "\n";
+    }
+    return md;
+  }
+  const std::vector<std::string> policies = Policies(report);
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    const SweepMetric& metric = report.metrics[m];
+    md += fmt::format("\n### {}: {}\n\n| policy |", metric.name, metric.label);
+    std::string rule = "|---|";
+    for (const std::string& b : budgets) {
+      md += fmt::format(" {} |", b);
+      rule += "---:|";
+    }
+    md.append("\n").append(rule).append("\n");
+    for (const std::string& policy : policies) {
+      md += fmt::format("| {} |", policy);
+      for (const std::string& budget : budgets) {
+        double value = std::nan("");
+        for (const SweepRow& row : report.rows) {
+          if (row.policy == policy && (row.budget == budget || row.budget.empty())) {
+            value = ValueAt(row, m);
+          }
+        }
+        md += fmt::format(" {} |", FormatValue(value, metric.decimals));
+      }
+      md += "\n";
+    }
+  }
+  return md;
+}
+
+std::string SweepCsv(const SweepReport& report) {
+  std::string csv = "policy,budget,kv";
+  for (const SweepMetric& m : report.metrics) csv.append(",").append(CsvField(m.name));
+  csv += "\n";
+  for (const SweepRow& row : report.rows) {
+    csv += fmt::format("{},{},{}", CsvField(row.policy), CsvField(row.budget), CsvField(row.kv));
+    for (size_t m = 0; m < report.metrics.size(); ++m) {
+      const double v = ValueAt(row, m);
+      csv += std::isnan(v) ? "," : fmt::format(",{}", v);
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+nlohmann::json SweepJson(const SweepReport& report) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const SweepMetric& m : report.metrics) {
+    metrics.push_back({{"name", m.name}, {"label", m.label}});
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SweepRow& row : report.rows) {
+    nlohmann::json values = nlohmann::json::object();
+    for (size_t m = 0; m < report.metrics.size(); ++m) {
+      const double v = ValueAt(row, m);
+      values[report.metrics[m].name] = std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+    }
+    rows.push_back({{"policy", row.policy},
+                    {"budget", row.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.budget)},
+                    {"kv", row.kv},
+                    {"values", std::move(values)}});
+  }
+  return {{"title", report.title}, {"metrics", metrics}, {"rows", rows}, {"meta", report.meta}};
+}
+
+Status WriteSweepFiles(const SweepReport& report, const std::string& prefix) {
+  return WriteFilesAtomically({{prefix + ".md", SweepMarkdown(report)},
+                               {prefix + ".csv", SweepCsv(report)},
+                               {prefix + ".json", SweepJson(report).dump(2) + "\n"}});
+}
+
+}  // namespace h2o

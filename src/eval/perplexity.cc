@@ -81,7 +81,7 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
   }
 
   std::vector<StreamScore> scores(sessions.size());
-  std::vector<double> ref_logp, logp;
+  std::vector<double> ref_logp, ref_p, logp;
   for (int64_t begin = 0; begin < n_inputs; begin += chunk) {
     const int64_t len = std::min(chunk, n_inputs - begin);
     for (Session* s : fed) {
@@ -93,6 +93,8 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
       if (reference != nullptr) {
         const auto row = reference->logits().subspan(t * n_vocab, n_vocab);
         LogSoftmax(row, ref_logp);
+        ref_p.resize(n_vocab);
+        for (size_t v = 0; v < n_vocab; ++v) ref_p[v] = std::exp(ref_logp[v]);
         ref_top = ArgMax(row);
       }
       for (size_t i = 0; i < sessions.size(); ++i) {
@@ -108,7 +110,7 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
           LogSoftmax(row, logp);
           nll = -logp[target];
           double kl = 0.0;
-          for (size_t v = 0; v < n_vocab; ++v) kl += std::exp(ref_logp[v]) * (ref_logp[v] - logp[v]);
+          for (size_t v = 0; v < n_vocab; ++v) kl += ref_p[v] * (ref_logp[v] - logp[v]);
           score.kl_sum += kl;
           score.top1_agree += ArgMax(row) == ref_top;
         }

@@ -87,6 +87,7 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
     for (Session* s : fed) {
       H2O_RETURN_IF_ERROR(s->Eval(ids.subspan(begin, len), LogitsFor::kAllTokens));
     }
+    if (options.on_chunk) options.on_chunk(len);
     for (int64_t t = std::max<int64_t>(0, options.first_scored - begin); t < len; ++t) {
       const int32_t target = ids[begin + t + 1];
       int32_t ref_top = -1;

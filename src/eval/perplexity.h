@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct ScoreOptions {
   // of ids[t + 1]). The windowed mode scores from the middle of the window.
   int64_t first_scored = 0;
   bool keep_token_nll = false;  // fill StreamScore::token_nll
+  // Called after each chunk with the number of tokens just fed (to every
+  // session), e.g. to advance a progress bar.
+  std::function<void(int64_t)> on_chunk;
 };
 
 // What one session scored on one stream.

@@ -46,6 +46,13 @@ size_t FirstArgMax(const std::vector<float>& v) {
   return best;
 }
 
+ScoreOptions ScoringFrom(int64_t first_scored, bool keep_token_nll) {
+  ScoreOptions o;
+  o.first_scored = first_scored;
+  o.keep_token_nll = keep_token_nll;
+  return o;
+}
+
 std::unique_ptr<Session> NewSession(const Model& model, const std::string& kv) {
   SessionOptions o;
   o.n_ctx = 512;
@@ -81,7 +88,7 @@ TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
     auto ref = NewSession(**model, "full");
     auto h2o_2 = NewSession(**model, "h2o:heavy=8,recent=8");
     Session* sessions[] = {h2o_2.get(), ref.get()};
-    auto scores = ScoreStreamLockstep(sessions, ref.get(), ids, {0, true});
+    auto scores = ScoreStreamLockstep(sessions, ref.get(), ids, ScoringFrom(0, true));
     ASSERT_TRUE(scores.ok()) << scores.status().message();
     const StreamScore& s = (*scores)[0];
     EXPECT_EQ(s.nll.tokens, static_cast<int64_t>(ids.size()) - 1);
@@ -106,12 +113,17 @@ TEST(ScoreStreamLockstep, ScoresFromFirstScored) {
   double tail = 0.0;
   for (size_t t = 100; t < q.size(); ++t) tail -= LogProbs(q[t])[ids[t + 1]];
   Session* sessions[] = {session.get()};
-  auto scores = ScoreStreamLockstep(sessions, nullptr, ids, {100, false});
+  ScoreOptions options = ScoringFrom(100, false);
+  int64_t fed = 0, calls = 0;
+  options.on_chunk = [&](int64_t n) { fed += n, ++calls; };
+  auto scores = ScoreStreamLockstep(sessions, nullptr, ids, options);
+  EXPECT_EQ(fed, static_cast<int64_t>(ids.size()) - 1);  // every prediction is fed, scored or not
+  EXPECT_EQ(calls, fed);                                 // chunks of 1
   ASSERT_TRUE(scores.ok()) << scores.status().message();
   EXPECT_EQ((*scores)[0].nll.tokens, static_cast<int64_t>(q.size()) - 100);
   EXPECT_NEAR((*scores)[0].nll.nll_sum, tail, 1e-9 * tail);
   EXPECT_TRUE((*scores)[0].token_nll.empty());
-  const auto nothing = ScoreStreamLockstep(sessions, nullptr, ids, {169, false});
+  const auto nothing = ScoreStreamLockstep(sessions, nullptr, ids, ScoringFrom(169, false));
   ASSERT_FALSE(nothing.ok());
   EXPECT_NE(nothing.status().message().find("nothing to score"), std::string::npos);
 }

@@ -154,7 +154,9 @@ int RunPerplexity(const PerplexityFlags& f) {
   int64_t longest = 0;
   for (const Stream& s : *streams) longest = std::max<int64_t>(longest, s.ids.size());
   if (setup.n_ctx == 0) setup.n_ctx = std::max<int64_t>(model.hparams().n_ctx_train, longest);
-  const ScoreOptions options{f.windowed ? WindowFirstScored(setup.n_ctx) : 0, f.per_token};
+  ScoreOptions options;
+  options.first_scored = f.windowed ? WindowFirstScored(setup.n_ctx) : 0;
+  options.keep_token_nll = f.per_token;
 
   // The reference for KL is the list's own full-cache run when it has one.
   std::unique_ptr<Session> own_reference;

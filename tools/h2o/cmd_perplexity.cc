@@ -115,10 +115,73 @@ SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& r
   return report;
 }
 
+nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longest, bool kl,
+                          std::vector<PolicyRun>& runs) {
+  nlohmann::json policies = nlohmann::json::array();
+  for (PolicyRun& run : runs) {
+    const auto or_null = [](bool present, nlohmann::json value) {
+      return present ? std::move(value) : nlohmann::json(nullptr);
+    };
+    nlohmann::json row = {
+        {"kv", run.entry.spec},
+        {"policy", run.entry.policy},
+        {"budget", or_null(!run.entry.budget.empty(), run.entry.budget)},
+        // Percent budgets resolve per stream: see per_stream[].kv.
+        {"resolved", or_null(!run.per_stream_budget, run.session->kv_plan().Describe())},
+        {"tokens", run.total.tokens},
+        {"nll_sum", run.total.nll_sum},
+        {"ppl", run.total.perplexity()},
+        {"ppl_err", run.total.perplexity_error()},
+    };
+    if (kl) {
+      row["kl"] = run.kl_sum / run.total.tokens;
+      row["top1"] = static_cast<double>(run.top1_agree) / run.total.tokens;
+    }
+    row["kv_bytes"] = run.kv_bytes;
+    row["kv_bytes_full"] = FullKvBytes(run.session->cache(), longest);
+    row["per_stream"] = std::move(run.per_stream);
+    policies.push_back(std::move(row));
+  }
+  return {{"model", f.model.model_path},
+          {"mode", f.windowed ? "windowed" : "stream"},
+          {"n_ctx", n_ctx},
+          {"chunk", runs.front().session->max_chunk()},
+          {"kv_type", f.model.kv_type},
+          {"pos_shift", f.model.kv_pos_shift},
+          {"policies", std::move(policies)}};
+}
+
+// One policy as text: a line per stream, the total, the comparison with
+// the full cache when asked for, and the KV memory on stderr.
+void PrintOneRun(const PolicyRun& run, bool kl, int64_t longest) {
+  for (const nlohmann::json& row : run.per_stream) {
+    std::printf("%-24s tokens %6lld  nll_sum %12.5f  ppl %8.4f\n",
+                row["stream"].get<std::string>().c_str(), row["tokens"].get<long long>(),
+                row["nll_sum"].get<double>(), row["ppl"].get<double>());
+  }
+  std::printf("total: %lld tokens, nll_sum %.5f, mean nll %.5f, ppl %.4f +/- %.5f\n",
+              static_cast<long long>(run.total.tokens), run.total.nll_sum, run.total.mean(),
+              run.total.perplexity(), run.total.perplexity_error());
+  if (kl) {
+    std::printf("against the full cache: mean KL %.6f nats per token, top-1 agreement %.4f\n",
+                run.kl_sum / run.total.tokens,
+                static_cast<double>(run.top1_agree) / run.total.tokens);
+  }
+  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.session, longest).c_str());
+}
+
 int RunPerplexity(const PerplexityFlags& f) {
   auto entries = ExpandKvSweep(f.model.kv_spec, f.budgets);
   if (!entries.ok()) {
     return Fail(f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status());
+  }
+  {  // --kv-type and the like, before the model loads
+    ModelFlags plain = f.model;
+    plain.kv_spec = "full";
+    plain.kv_pos_shift = false;
+    if (auto options = MakeSessionOptions(plain, std::nullopt); !options.ok()) {
+      return Fail(options.status());
+    }
   }
   if (!f.model.kv_dump_path.empty() && entries->size() > 1) {
     return Fail("--kv-dump takes a single --kv spec");
@@ -205,57 +268,12 @@ int RunPerplexity(const PerplexityFlags& f) {
     if (Status st = WriteSweepFiles(report, f.out_prefix); !st.ok()) return Fail(st);
   }
   if (f.json) {
-    nlohmann::json policies = nlohmann::json::array();
-    for (PolicyRun& run : runs) {
-      nlohmann::json row = {
-          {"kv", run.entry.spec},
-          {"policy", run.entry.policy},
-          {"budget", run.entry.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.entry.budget)},
-          {"resolved", run.per_stream_budget ? nlohmann::json(nullptr)
-                                             : nlohmann::json(run.session->kv_plan().Describe())},
-          {"tokens", run.total.tokens},
-          {"nll_sum", run.total.nll_sum},
-          {"ppl", run.total.perplexity()},
-          {"ppl_err", run.total.perplexity_error()},
-      };
-      if (kl) {
-        row["kl"] = run.kl_sum / run.total.tokens;
-        row["top1"] = static_cast<double>(run.top1_agree) / run.total.tokens;
-      }
-      row["kv_bytes"] = run.kv_bytes;
-      row["kv_bytes_full"] = FullKvBytes(run.session->cache(), longest);
-      row["per_stream"] = std::move(run.per_stream);
-      policies.push_back(std::move(row));
-    }
-    nlohmann::json out = {{"model", f.model.model_path},
-                          {"mode", f.windowed ? "windowed" : "stream"},
-                          {"n_ctx", setup.n_ctx},
-                          {"chunk", runs.front().session->max_chunk()},
-                          {"kv_type", f.model.kv_type},
-                          {"pos_shift", f.model.kv_pos_shift},
-                          {"policies", std::move(policies)}};
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
-  if (runs.size() > 1) {
+    std::printf("%s\n", ResultJson(f, setup.n_ctx, longest, kl, runs).dump(2).c_str());
+  } else if (runs.size() > 1) {
     std::printf("%s", SweepMarkdown(report).c_str());
-    return 0;
+  } else {
+    PrintOneRun(runs.front(), kl, longest);
   }
-  const PolicyRun& run = runs.front();
-  for (const nlohmann::json& row : run.per_stream) {
-    std::printf("%-24s tokens %6lld  nll_sum %12.5f  ppl %8.4f\n",
-                row["stream"].get<std::string>().c_str(), row["tokens"].get<long long>(),
-                row["nll_sum"].get<double>(), row["ppl"].get<double>());
-  }
-  std::printf("total: %lld tokens, nll_sum %.5f, mean nll %.5f, ppl %.4f +/- %.5f\n",
-              static_cast<long long>(run.total.tokens), run.total.nll_sum, run.total.mean(),
-              run.total.perplexity(), run.total.perplexity_error());
-  if (kl) {
-    std::printf("against the full cache: mean KL %.6f nats per token, top-1 agreement %.4f\n",
-                run.kl_sum / run.total.tokens,
-                static_cast<double>(run.top1_agree) / run.total.tokens);
-  }
-  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.session, longest).c_str());
   return 0;
 }
 

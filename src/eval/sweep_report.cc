@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
+#include <map>
 
 #include <fmt/format.h>
+
+#include "core/atomic_file.h"
+#include "kv/kv_budget.h"
 
 namespace h2o {
 namespace {
@@ -36,29 +38,6 @@ std::string CsvField(const std::string& s) {
     quoted += c;
   }
   return quoted + "\"";
-}
-
-// Writes every file to PATH.tmp first and renames them only when all were
-// written, so a failure leaves none of them half-written.
-Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
-  auto remove_temps = [&files] {
-    for (const auto& [path, text] : files) std::remove((path + ".tmp").c_str());
-  };
-  for (const auto& [path, text] : files) {
-    std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      remove_temps();
-      return Status::Error(fmt::format("{}: cannot write file", path));
-    }
-  }
-  for (const auto& [path, text] : files) {
-    if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-      remove_temps();
-      return Status::Error(fmt::format("{}: cannot write file", path));
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -156,10 +135,57 @@ nlohmann::json SweepJson(const SweepReport& report) {
   return {{"title", report.title}, {"metrics", metrics}, {"rows", rows}, {"meta", report.meta}};
 }
 
+LinePlot SweepPlot(const SweepReport& report, size_t metric) {
+  LinePlot plot;
+  plot.title = fmt::format("{}: {}", report.title, report.metrics.at(metric).name);
+  plot.y_label = report.metrics[metric].label;
+  // Each budgeted row's x; the order of the points follows it.
+  std::map<std::string, std::vector<std::pair<double, double>>> points;
+  bool percent = false;
+  double x_min = HUGE_VAL, x_max = -HUGE_VAL;
+  for (const SweepRow& row : report.rows) {
+    if (row.budget.empty()) continue;
+    const Result<KvBudget> budget = ParseKvBudget(row.budget);
+    if (!budget.ok()) continue;
+    percent = budget.value().percent;
+    x_min = std::min(x_min, budget.value().value);
+    x_max = std::max(x_max, budget.value().value);
+    points[row.policy].emplace_back(budget.value().value, ValueAt(row, metric));
+  }
+  plot.x_label = percent ? "KV cache budget (% of the sequence)" : "KV cache budget (tokens)";
+  if (x_min > x_max) return plot;
+  for (const std::string& policy : Policies(report)) {
+    PlotSeries series{policy, {}, {}};
+    if (auto it = points.find(policy); it != points.end()) {
+      std::sort(it->second.begin(), it->second.end());
+      for (const auto& [x, y] : it->second) {
+        series.x.push_back(x);
+        series.y.push_back(y);
+      }
+    } else {
+      for (const SweepRow& row : report.rows) {
+        if (row.policy == policy && row.budget.empty()) {
+          series.x = {x_min, x_max};
+          series.y = {ValueAt(row, metric), ValueAt(row, metric)};
+        }
+      }
+    }
+    plot.series.push_back(std::move(series));
+  }
+  return plot;
+}
+
 Status WriteSweepFiles(const SweepReport& report, const std::string& prefix) {
-  return WriteFilesAtomically({{prefix + ".md", SweepMarkdown(report)},
-                               {prefix + ".csv", SweepCsv(report)},
-                               {prefix + ".json", SweepJson(report).dump(2) + "\n"}});
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".md", SweepMarkdown(report)));
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".csv", SweepCsv(report)));
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".json", SweepJson(report).dump(2) + "\n"));
+  if (report.Budgets().empty()) return Status::Ok();
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    const std::string path =
+        m == 0 ? prefix + ".svg" : fmt::format("{}.{}.svg", prefix, report.metrics[m].name);
+    H2O_RETURN_IF_ERROR(WriteFileAtomically(path, RenderLinePlotSvg(SweepPlot(report, m))));
+  }
+  return Status::Ok();
 }
 
 }  // namespace h2o

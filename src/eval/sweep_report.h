@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "eval/svg_plot.h"
 
 namespace h2o {
 
@@ -57,8 +58,18 @@ std::string SweepCsv(const SweepReport& report);
 // (null when empty), "kv", "values": {name: value or null}}], "meta"}.
 nlohmann::json SweepJson(const SweepReport& report);
 
-// Writes PREFIX.md, PREFIX.csv and PREFIX.json, each atomically (a
-// temporary file renamed into place): a failed run leaves no partial file.
+// The plot of one metric (index into report.metrics) against the budget:
+// one series per policy that has budgets, its points in budget order (x =
+// the budget's number: percent or tokens, whichever the rows use); a
+// budget-less row (full) is a horizontal line across the budgets' range.
+// Rows whose budget is not a ParseKvBudget form are left out. Empty series
+// when the report has no budgets.
+LinePlot SweepPlot(const SweepReport& report, size_t metric);
+
+// Writes PREFIX.md, PREFIX.csv, PREFIX.json and, when the report has
+// budgets, an SVG plot per metric: PREFIX.svg for the first metric and
+// PREFIX.<name>.svg for each other. Each file is written atomically (a
+// temporary file renamed into place), so none is ever left half-written.
 Status WriteSweepFiles(const SweepReport& report, const std::string& prefix);
 
 }  // namespace h2o

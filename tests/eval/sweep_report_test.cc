@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "eval/xml_check.h"
+
 namespace h2o {
 namespace {
 
@@ -87,6 +89,34 @@ TEST(SweepReport, JsonHasRowsWithNamedValues) {
   EXPECT_EQ(j["meta"]["model"], "toy.gguf");
 }
 
+TEST(SweepReport, PlotHasALinePerPolicyAndFullAcrossTheBudgets) {
+  const LinePlot plot = SweepPlot(TwoPolicyReport(), 0);
+  EXPECT_EQ(plot.title, "toy sweep: ppl");
+  EXPECT_EQ(plot.y_label, "perplexity");
+  EXPECT_EQ(plot.x_label, "KV cache budget (% of the sequence)");
+  ASSERT_EQ(plot.series.size(), 3u);
+  EXPECT_EQ(plot.series[0].name, "full");
+  EXPECT_EQ(plot.series[0].x, (std::vector<double>{10, 20}));
+  EXPECT_EQ(plot.series[0].y, (std::vector<double>{12.5, 12.5}));
+  EXPECT_EQ(plot.series[1].name, "local");
+  EXPECT_EQ(plot.series[1].x, (std::vector<double>{10, 20}));
+  EXPECT_EQ(plot.series[1].y, (std::vector<double>{20.0, 15.25}));
+  EXPECT_EQ(plot.series[2].name, "h2o");
+  EXPECT_EQ(plot.series[2].x, (std::vector<double>{10}));
+  EXPECT_EQ(plot.series[2].y, (std::vector<double>{14.0}));
+  // Budgets given out of order are plotted in order; token counts label the axis.
+  SweepReport r;
+  r.title = "t";
+  r.metrics = {{"acc", "accuracy", 3}};
+  r.rows = {{"h2o", "64", "h2o:heavy=32,recent=32", {0.5}},
+            {"h2o", "16", "h2o:heavy=8,recent=8", {0.25}}};
+  const LinePlot counts = SweepPlot(r, 0);
+  EXPECT_EQ(counts.x_label, "KV cache budget (tokens)");
+  ASSERT_EQ(counts.series.size(), 1u);
+  EXPECT_EQ(counts.series[0].x, (std::vector<double>{16, 64}));
+  EXPECT_EQ(counts.series[0].y, (std::vector<double>{0.25, 0.5}));
+}
+
 std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::ostringstream s;
@@ -103,9 +133,15 @@ TEST(SweepReport, WritesEveryFileUnderThePrefix) {
   EXPECT_EQ(Slurp(dir / "out.md"), SweepMarkdown(r));
   EXPECT_EQ(Slurp(dir / "out.csv"), SweepCsv(r));
   EXPECT_EQ(nlohmann::json::parse(Slurp(dir / "out.json")), SweepJson(r));
+  for (const char* svg_name : {"out.svg", "out.top1.svg"}) {
+    const std::string svg = Slurp(dir / svg_name);
+    EXPECT_EQ(testing::XmlProblem(svg), "") << svg_name;
+    EXPECT_EQ(testing::Count(svg, "class=\"series\""), 3u) << svg_name;  // full, local, h2o
+  }
+  EXPECT_NE(Slurp(dir / "out.svg").find("perplexity"), std::string::npos);
   size_t n_files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n_files;
-  EXPECT_EQ(n_files, 3u);  // no temporaries left
+  EXPECT_EQ(n_files, 5u);  // no temporaries left
   const Status bad = WriteSweepFiles(r, (dir / "missing" / "out").string());
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("cannot write"), std::string::npos) << bad.message();

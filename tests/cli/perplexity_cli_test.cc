@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/run_binary.h"
+#include "eval/xml_check.h"
 #include "test_data.h"
 
 namespace h2o {
@@ -167,6 +168,12 @@ TEST_F(PerplexityCli, SweepRunsTheGridAndWritesItsFiles) {
   const auto json = nlohmann::json::parse(testing::ReadFileOrEmpty(prefix + ".json"));
   ASSERT_EQ(json["rows"].size(), 5u);
   EXPECT_EQ(json["rows"][3]["values"]["ppl"], out["policies"][3]["ppl"]);
+  // One plot per metric, a line per policy (full, local, h2o).
+  for (const std::string name : {".svg", ".kl.svg", ".top1.svg"}) {
+    const std::string svg = testing::ReadFileOrEmpty(prefix + name);
+    EXPECT_EQ(testing::XmlProblem(svg), "") << name;
+    EXPECT_EQ(testing::Count(svg, "class=\"series\""), 3u) << name;
+  }
 }
 
 TEST_F(PerplexityCli, SeveralPoliciesPrintOneTableRowEach) {

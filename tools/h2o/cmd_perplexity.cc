@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "eval/perplexity.h"
+#include "eval/progress.h"
 #include "eval/sweep_report.h"
 #include "kv/kv_budget.h"
 #include "perplexity_input.h"
@@ -30,6 +31,7 @@ struct PerplexityFlags {
   std::string budgets;
   std::string out_prefix;
   bool per_token = false;
+  bool quiet = false;
 };
 
 // One row of the result: a KV spec, its session, and its running totals.
@@ -113,6 +115,53 @@ SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& r
                  {"chunk", f.model.chunk},
                  {"kv_type", f.model.kv_type}};
   return report;
+}
+
+// Scores every stream with every policy in lockstep (plus a full-cache
+// reference for KL when the list has no full run), adding to each run's
+// totals, with a progress bar over the tokens fed.
+Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl, int64_t longest,
+                std::vector<PolicyRun>& runs) {
+  const PerplexityFlags& f = *setup.flags;
+  int64_t total_fed = 0;
+  for (const Stream& s : streams) total_fed += static_cast<int64_t>(s.ids.size()) - 1;
+  ProgressBar progress("perplexity", total_fed, ProgressBar::Enabled(f.quiet));
+  ScoreOptions options;
+  options.first_scored = f.windowed ? WindowFirstScored(setup.n_ctx) : 0;
+  options.keep_token_nll = f.per_token;
+  options.on_chunk = [&progress](int64_t n) { progress.Advance(n); };
+
+  PolicyRun* full_run = nullptr;
+  for (PolicyRun& run : runs) {
+    if (run.entry.policy == "full" && full_run == nullptr) full_run = &run;
+  }
+  std::unique_ptr<Session> own_reference;
+  if (kl && full_run == nullptr) {
+    auto ref = MakeSession(setup, "full", longest, /*pos_shift=*/false);
+    if (!ref.ok()) return ref.status().WithContext("the full-cache reference");
+    own_reference = std::move(ref).value();
+  }
+  for (const Stream& s : streams) {
+    std::vector<Session*> sessions;
+    for (PolicyRun& run : runs) {
+      H2O_RETURN_IF_ERROR(PrepareSession(setup, run, static_cast<int64_t>(s.ids.size()))
+                              .WithContext(s.name));
+      sessions.push_back(run.session.get());
+    }
+    Session* reference = !kl ? nullptr : full_run ? full_run->session.get() : own_reference.get();
+    auto scores = ScoreStreamLockstep(sessions, reference, s.ids, options);
+    if (!scores.ok()) return scores.status().WithContext(s.name);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      PolicyRun& run = runs[i];
+      const StreamScore& score = (*scores)[i];
+      run.total.Add(score.nll);
+      run.kl_sum += score.kl_sum;
+      run.top1_agree += score.top1_agree;
+      run.kv_bytes = std::max(run.kv_bytes, run.session->cache().AllocatedBytes());
+      run.per_stream.push_back(StreamJson(s, score, run, kl, f.per_token));
+    }
+  }
+  return Status::Ok();
 }
 
 nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longest, bool kl,
@@ -217,46 +266,7 @@ int RunPerplexity(const PerplexityFlags& f) {
   int64_t longest = 0;
   for (const Stream& s : *streams) longest = std::max<int64_t>(longest, s.ids.size());
   if (setup.n_ctx == 0) setup.n_ctx = std::max<int64_t>(model.hparams().n_ctx_train, longest);
-  ScoreOptions options;
-  options.first_scored = f.windowed ? WindowFirstScored(setup.n_ctx) : 0;
-  options.keep_token_nll = f.per_token;
-
-  // The reference for KL is the list's own full-cache run when it has one.
-  std::unique_ptr<Session> own_reference;
-  auto reference = [&]() -> Session* {
-    if (!kl) return nullptr;
-    for (PolicyRun& run : runs) {
-      if (run.entry.policy == "full") return run.session.get();
-    }
-    return own_reference.get();
-  };
-  if (kl && std::none_of(runs.begin(), runs.end(),
-                         [](const PolicyRun& r) { return r.entry.policy == "full"; })) {
-    auto ref = MakeSession(setup, "full", longest, /*pos_shift=*/false);
-    if (!ref.ok()) return Fail(ref.status().WithContext("the full-cache reference"));
-    own_reference = std::move(ref).value();
-  }
-
-  for (const Stream& s : *streams) {
-    std::vector<Session*> sessions;
-    for (PolicyRun& run : runs) {
-      if (Status st = PrepareSession(setup, run, static_cast<int64_t>(s.ids.size())); !st.ok()) {
-        return Fail(st.WithContext(s.name));
-      }
-      sessions.push_back(run.session.get());
-    }
-    auto scores = ScoreStreamLockstep(sessions, reference(), s.ids, options);
-    if (!scores.ok()) return Fail(scores.status().WithContext(s.name));
-    for (size_t i = 0; i < runs.size(); ++i) {
-      PolicyRun& run = runs[i];
-      const StreamScore& score = (*scores)[i];
-      run.total.Add(score.nll);
-      run.kl_sum += score.kl_sum;
-      run.top1_agree += score.top1_agree;
-      run.kv_bytes = std::max(run.kv_bytes, run.session->cache().AllocatedBytes());
-      run.per_stream.push_back(StreamJson(s, score, run, kl, f.per_token));
-    }
-  }
+  if (Status st = ScoreAll(setup, *streams, kl, longest, runs); !st.ok()) return Fail(st);
   if (!f.model.kv_dump_path.empty()) {
     if (Status st = WriteKvDump(runs.back().session->cache(), f.model.kv_dump_path); !st.ok()) {
       return Fail(st);
@@ -304,9 +314,11 @@ Command RegisterPerplexity(CLI::App& app) {
                 "llama-perplexity's method: the whole input as one sequence, cut into -c token "
                 "windows, each from an empty cache with BOS first, scoring the second half");
   cmd->add_option("--out", f->out_prefix,
-                  "write the table as PREFIX.md, PREFIX.csv and PREFIX.json");
+                  "write the table as PREFIX.md, PREFIX.csv and PREFIX.json, and with --budget a "
+                  "plot per metric: PREFIX.svg (ppl), PREFIX.kl.svg, PREFIX.top1.svg");
   cmd->add_flag("--per-token", f->per_token, "--json: list each scored token's nll per stream");
   cmd->add_flag("--json", f->json, "print JSON (per policy: totals and per-stream results)");
+  cmd->add_flag("--quiet", f->quiet, "no progress bar on stderr (it is off anyway when not a TTY)");
   cmd->callback([cmd] {
     if (cmd->count("--file") + cmd->count("--token-file") == 0) {
       throw CLI::RequiredError("an input (-f TEXT or --token-file IDS)");

@@ -1,9 +1,9 @@
 #include "eval/perplexity.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace h2o {
 namespace {
@@ -130,7 +130,8 @@ std::vector<std::vector<int32_t>> SplitWindows(std::span<const int32_t> ids, int
   H2O_CHECK(n_ctx >= 1);
   std::vector<std::vector<int32_t>> windows;
   for (size_t start = 0; start + n_ctx <= ids.size(); start += n_ctx) {
-    std::vector<int32_t>& w = windows.emplace_back(ids.begin() + start, ids.begin() + start + n_ctx);
+    std::vector<int32_t>& w =
+        windows.emplace_back(ids.begin() + start, ids.begin() + start + n_ctx);
     if (bos >= 0) w[0] = bos;
   }
   return windows;

@@ -1,10 +1,10 @@
 #include "eval/sweep_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "kv/kv_budget.h"
@@ -127,10 +127,11 @@ nlohmann::json SweepJson(const SweepReport& report) {
       const double v = ValueAt(row, m);
       values[report.metrics[m].name] = std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
     }
-    rows.push_back({{"policy", row.policy},
-                    {"budget", row.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.budget)},
-                    {"kv", row.kv},
-                    {"values", std::move(values)}});
+    rows.push_back(
+        {{"policy", row.policy},
+         {"budget", row.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.budget)},
+         {"kv", row.kv},
+         {"values", std::move(values)}});
   }
   return {{"title", report.title}, {"metrics", metrics}, {"rows", rows}, {"meta", report.meta}};
 }

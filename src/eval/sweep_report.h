@@ -6,10 +6,9 @@
 // what the metrics mean.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "eval/svg_plot.h"

@@ -1,8 +1,8 @@
 #include "kv/kv_budget.h"
 
-#include <limits>
-
 #include <fmt/format.h>
+
+#include <limits>
 
 #include "kv/kv_spec.h"
 
@@ -12,8 +12,8 @@ namespace {
 constexpr int32_t kSinkTokens = 4;  // StreamingLLM's attention sinks, as the paper runs it
 
 // The policies a sweep can expand, in the order errors list them.
-constexpr std::string_view kSweepPolicies[] = {"full", "local", "sink", "h2o",
-                                               "h2only", "tova", "random"};
+constexpr std::string_view kSweepPolicies[] = {"full",   "local", "sink",  "h2o",
+                                               "h2only", "tova",  "random"};
 
 std::string_view Trim(std::string_view s) {
   const size_t first = s.find_first_not_of(" \t");
@@ -47,8 +47,7 @@ std::string HalfPercent(const KvBudget& b) {
 Status UnknownSweepPolicy(std::string_view policy) {
   std::string valid;
   for (std::string_view p : kSweepPolicies) valid.append(valid.empty() ? "" : ", ").append(p);
-  return Status::Error(
-      fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
+  return Status::Error(fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
 }
 
 std::vector<std::string_view> SplitCommas(std::string_view text) {
@@ -153,10 +152,10 @@ Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
   }
   for (const std::string& policy : specs) {
     if (policy.find(':') != std::string::npos) {
-      return Status::Error(fmt::format(
-          "'{}' has parameters; a budget sweep takes bare policy names (e.g. "
-          "full,local,h2o,sink) and splits each budget itself",
-          policy));
+      return Status::Error(
+          fmt::format("'{}' has parameters; a budget sweep takes bare policy names (e.g. "
+                      "full,local,h2o,sink) and splits each budget itself",
+                      policy));
     }
     if (policy == "full") {
       entries.push_back({policy, "", policy});

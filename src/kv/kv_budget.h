@@ -30,9 +30,9 @@ namespace h2o {
 // One budget of a sweep: a token count ("64") or a percentage of the
 // sequence length ("10%", "12.5%").
 struct KvBudget {
-  std::string text;      // as written, trimmed: the label a report shows
+  std::string text;  // as written, trimmed: the label a report shows
   bool percent = false;
-  double value = 0;      // 10 for "10%", 64 for "64"
+  double value = 0;  // 10 for "10%", 64 for "64"
   // Exact form, value == digits / 10^scale (scale > 0 only for percentages).
   uint64_t digits = 0;
   int32_t scale = 0;

@@ -60,8 +60,7 @@ TEST_F(PerplexityCli, WindowedEqualsSecondHalvesOfHandBuiltWindows) {
   }
   // An absolute and a percent budget (10% of the 64-token window: 6).
   const std::string kv = " --kv full,h2o:heavy=8,recent=8,local:recent=10% --no-kl";
-  const auto windowed =
-      RunJson("--windowed -c 64" + kv + " --token-file " + kS001 + " " + kS003);
+  const auto windowed = RunJson("--windowed -c 64" + kv + " --token-file " + kS001 + " " + kS003);
   const auto streamed = RunJson("--per-token" + kv + " --token-file " + Path("windows.txt"));
   ASSERT_EQ(windowed["mode"], "windowed");
   ASSERT_EQ(windowed["policies"].size(), 3u);
@@ -100,9 +99,9 @@ TEST_F(PerplexityCli, WindowedEqualsSecondHalvesOfHandBuiltWindows) {
 
 TEST_F(PerplexityCli, WindowedNeedsAFullWindow) {
   std::ofstream(Path("short.txt")) << "1 2 3 4 5 6 7 8 9 10\n";
-  ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " --windowed -c 64 --token-file " +
-                            Path("short.txt")),
-                     "at least one full window");
+  ExpectOneErrorLine(
+      RunH2o("perplexity -m " + kModel + " --windowed -c 64 --token-file " + Path("short.txt")),
+      "at least one full window");
   ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " --windowed -c 2 --token-file " + kS001),
                      "-c of at least 3");
 }
@@ -120,8 +119,7 @@ TEST_F(PerplexityCli, FullAgainstItselfHasNoDivergence) {
 // list with full, the full row is the reference. Both give the same numbers.
 TEST_F(PerplexityCli, OwnReferenceEqualsTheListsFullRow) {
   const auto alone = RunJson("--kv h2o:heavy=8,recent=8 --kl --token-file " + kS001 + " " + kS003);
-  const auto listed =
-      RunJson("--kv full,h2o:heavy=8,recent=8 --token-file " + kS001 + " " + kS003);
+  const auto listed = RunJson("--kv full,h2o:heavy=8,recent=8 --token-file " + kS001 + " " + kS003);
   ASSERT_EQ(listed["policies"].size(), 2u);
   const auto& a = alone["policies"][0];
   const auto& b = listed["policies"][1];
@@ -131,7 +129,8 @@ TEST_F(PerplexityCli, OwnReferenceEqualsTheListsFullRow) {
   EXPECT_EQ(a["nll_sum"].get<double>(), b["nll_sum"].get<double>());
   // The row's mean KL is the token-weighted mean of its streams'.
   double weighted = 0.0;
-  for (const auto& s : a["per_stream"]) weighted += s["kl"].get<double>() * s["tokens"].get<double>();
+  for (const auto& s : a["per_stream"])
+    weighted += s["kl"].get<double>() * s["tokens"].get<double>();
   EXPECT_NEAR(a["kl"].get<double>(), weighted / a["tokens"].get<double>(), 1e-12);
 }
 
@@ -150,14 +149,16 @@ TEST_F(PerplexityCli, SweepRunsTheGridAndWritesItsFiles) {
   for (size_t i = 0; i < want.size(); ++i) {
     const auto& row = out["policies"][i];
     EXPECT_EQ(row["policy"], want[i][0]);
-    EXPECT_EQ(row["budget"], want[i][1].empty() ? nlohmann::json(nullptr) : nlohmann::json(want[i][1]));
+    EXPECT_EQ(row["budget"],
+              want[i][1].empty() ? nlohmann::json(nullptr) : nlohmann::json(want[i][1]));
     EXPECT_EQ(row["kv"], want[i][2]);
   }
   // local at 10% of s001's 170 tokens keeps 17.
   EXPECT_EQ(out["policies"][1]["per_stream"][0]["kv"], "local:recent=17");
   // A grid cell is the same run as that spec on its own.
   const auto alone = RunJson("--kv local:recent=10% --token-file " + kS001 + " " + kS003);
-  EXPECT_EQ(out["policies"][1]["nll_sum"].get<double>(), alone["policies"][0]["nll_sum"].get<double>());
+  EXPECT_EQ(out["policies"][1]["nll_sum"].get<double>(),
+            alone["policies"][0]["nll_sum"].get<double>());
 
   const std::string md = testing::ReadFileOrEmpty(prefix + ".md");
   EXPECT_NE(md.find("| policy | 10% | 20% |"), std::string::npos) << md;
@@ -177,7 +178,8 @@ TEST_F(PerplexityCli, SweepRunsTheGridAndWritesItsFiles) {
 }
 
 TEST_F(PerplexityCli, SeveralPoliciesPrintOneTableRowEach) {
-  const auto r = RunH2o("perplexity -m " + kModel + " --kv full,local:recent=8 --token-file " + kS001);
+  const auto r =
+      RunH2o("perplexity -m " + kModel + " --kv full,local:recent=8 --token-file " + kS001);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| kv | ppl | kl | top1 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| full |"), std::string::npos) << r.out;

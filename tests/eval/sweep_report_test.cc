@@ -125,8 +125,8 @@ std::string Slurp(const std::filesystem::path& p) {
 }
 
 TEST(SweepReport, WritesEveryFileUnderThePrefix) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("h2o_sweep_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("h2o_sweep_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const SweepReport r = TwoPolicyReport();
   ASSERT_TRUE(WriteSweepFiles(r, (dir / "out").string()).ok());

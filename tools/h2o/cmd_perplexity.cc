@@ -1,13 +1,13 @@
 // h2o perplexity: per-token negative log-likelihood of text or token streams
 // under one or more KV policies (or a policy x budget sweep), with each
 // policy's KL divergence and top-1 agreement against the full cache.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
@@ -70,14 +70,14 @@ Status PrepareSession(const Setup& setup, PolicyRun& run, int64_t stream_len) {
   if (run.session && (!run.per_stream_budget || run.session_len == stream_len)) {
     return Status::Ok();
   }
-  H2O_ASSIGN_OR_RETURN(run.session, MakeSession(setup, run.entry.spec, stream_len,
-                                                setup.flags->model.kv_pos_shift));
+  H2O_ASSIGN_OR_RETURN(
+      run.session, MakeSession(setup, run.entry.spec, stream_len, setup.flags->model.kv_pos_shift));
   run.session_len = stream_len;
   return Status::Ok();
 }
 
-nlohmann::json StreamJson(const Stream& s, const StreamScore& score, const PolicyRun& run,
-                          bool kl, bool per_token) {
+nlohmann::json StreamJson(const Stream& s, const StreamScore& score, const PolicyRun& run, bool kl,
+                          bool per_token) {
   nlohmann::json row = {{"stream", s.name},
                         {"tokens", score.nll.tokens},
                         {"nll_sum", score.nll.nll_sum},
@@ -94,9 +94,9 @@ nlohmann::json StreamJson(const Stream& s, const StreamScore& score, const Polic
 SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& runs, bool kl,
                        size_t n_streams) {
   SweepReport report;
-  report.title = fmt::format("perplexity of {} on {} {}{}",
-                             std::filesystem::path(f.model.model_path).filename().string(),
-                             n_streams, f.windowed ? "window" : "stream", n_streams == 1 ? "" : "s");
+  report.title = fmt::format(
+      "perplexity of {} on {} {}{}", std::filesystem::path(f.model.model_path).filename().string(),
+      n_streams, f.windowed ? "window" : "stream", n_streams == 1 ? "" : "s");
   report.metrics = {{"ppl", "perplexity", 4}};
   if (kl) {
     report.metrics.push_back({"kl", "mean KL(full || policy) per token, nats", 6});
@@ -144,8 +144,8 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
   for (const Stream& s : streams) {
     std::vector<Session*> sessions;
     for (PolicyRun& run : runs) {
-      H2O_RETURN_IF_ERROR(PrepareSession(setup, run, static_cast<int64_t>(s.ids.size()))
-                              .WithContext(s.name));
+      H2O_RETURN_IF_ERROR(
+          PrepareSession(setup, run, static_cast<int64_t>(s.ids.size())).WithContext(s.name));
       sessions.push_back(run.session.get());
     }
     Session* reference = !kl ? nullptr : full_run ? full_run->session.get() : own_reference.get();
@@ -299,8 +299,8 @@ Command RegisterPerplexity(CLI::App& app) {
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
       "with --budget: bare policy names, e.g. full,local,h2o,sink");
-  auto* text = cmd->add_option("-f,--file", f->text_file,
-                               "text file; documents separated by <|endoftext|>");
+  auto* text =
+      cmd->add_option("-f,--file", f->text_file, "text file; documents separated by <|endoftext|>");
   auto* ids = cmd->add_option("--token-file", f->token_files,
                               "token-id file(s): one stream per line, ids separated by spaces");
   text->excludes(ids);

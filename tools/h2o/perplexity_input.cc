@@ -1,8 +1,8 @@
 #include "perplexity_input.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "cli_common.h"
 #include "eval/perplexity.h"

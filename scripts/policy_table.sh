@@ -12,7 +12,7 @@ row() {  # label spec...
   for spec in "$@"; do
     local json
     json=$("$h2o" perplexity -m models/stories260K.gguf --kv "$spec" --json --token-file "${streams[@]}")
-    cells+=$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(" %.4f / %.3f / %.0f KiB |" % (d["nll_sum"]/d["tokens"], d["ppl"], d["kv_bytes"]/1024), end="")' <<<"$json")
+    cells+=$(python3 -c 'import json,sys; d=json.load(sys.stdin)["policies"][0]; print(" %.4f / %.3f / %.0f KiB |" % (d["nll_sum"]/d["tokens"], d["ppl"], d["kv_bytes"]/1024), end="")' <<<"$json")
   done
   echo "| $label |$cells"
 }

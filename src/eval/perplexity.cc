@@ -1,37 +1,140 @@
 #include "eval/perplexity.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace h2o {
+namespace {
 
-double NllResult::perplexity() const { return std::exp(mean()); }
-
-double NegLogSoftmax(std::span<const float> logits, int32_t target) {
+double LogSumExp(std::span<const float> logits) {
   const double max_logit = *std::max_element(logits.begin(), logits.end());
   double sum = 0.0;
   for (float l : logits) sum += std::exp(static_cast<double>(l) - max_logit);
-  return max_logit + std::log(sum) - static_cast<double>(logits[target]);
+  return max_logit + std::log(sum);
+}
+
+// The first index of the largest logit.
+int32_t ArgMax(std::span<const float> logits) {
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+}  // namespace
+
+double NllResult::perplexity() const { return std::exp(mean()); }
+
+double NllResult::perplexity_error() const {
+  if (tokens < 2) return 0.0;
+  const double m = mean();
+  const double variance = nll_sq_sum / tokens - m * m;
+  return variance > 0 ? std::sqrt(variance / (tokens - 1)) * perplexity() : 0.0;
+}
+
+void NllResult::Add(const NllResult& other) {
+  tokens += other.tokens;
+  nll_sum += other.nll_sum;
+  nll_sq_sum += other.nll_sq_sum;
+}
+
+double NegLogSoftmax(std::span<const float> logits, int32_t target) {
+  return LogSumExp(logits) - static_cast<double>(logits[target]);
+}
+
+void LogSoftmax(std::span<const float> logits, std::vector<double>& out) {
+  const double lse = LogSumExp(logits);
+  out.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) out[i] = static_cast<double>(logits[i]) - lse;
 }
 
 Result<NllResult> ScoreStream(Session& session, std::span<const int32_t> ids) {
+  Session* sessions[] = {&session};
+  H2O_ASSIGN_OR_RETURN(std::vector<StreamScore> scores,
+                       ScoreStreamLockstep(sessions, nullptr, ids));
+  return scores[0].nll;
+}
+
+Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> sessions,
+                                                     Session* reference,
+                                                     std::span<const int32_t> ids,
+                                                     const ScoreOptions& options) {
+  H2O_CHECK(!sessions.empty());
   if (ids.size() < 2) return Status::Error("a stream needs at least 2 tokens to score");
-  session.Reset();
-  const size_t n_vocab = session.model().hparams().n_vocab;
-  const size_t chunk = static_cast<size_t>(session.max_chunk());
-  NllResult result;
   // The last token is never fed: nothing follows it to predict.
-  const size_t n_inputs = ids.size() - 1;
-  for (size_t begin = 0; begin < n_inputs; begin += chunk) {
-    const size_t len = std::min(chunk, n_inputs - begin);
-    H2O_RETURN_IF_ERROR(session.Eval(ids.subspan(begin, len), LogitsFor::kAllTokens));
-    const std::span<const float> logits = session.logits();
-    for (size_t t = 0; t < len; ++t) {
-      result.nll_sum += NegLogSoftmax(logits.subspan(t * n_vocab, n_vocab), ids[begin + t + 1]);
-    }
-    result.tokens += static_cast<int64_t>(len);
+  const int64_t n_inputs = static_cast<int64_t>(ids.size()) - 1;
+  if (options.first_scored >= n_inputs) {
+    return Status::Error(fmt::format(
+        "nothing to score: the stream has {} tokens and scoring starts at prediction {}",
+        ids.size(), options.first_scored));
   }
-  return result;
+  std::vector<Session*> fed(sessions.begin(), sessions.end());
+  if (reference != nullptr && std::find(fed.begin(), fed.end(), reference) == fed.end()) {
+    fed.push_back(reference);
+  }
+  const int64_t chunk = fed[0]->max_chunk();
+  const size_t n_vocab = fed[0]->model().hparams().n_vocab;
+  for (Session* s : fed) {
+    if (s->max_chunk() != chunk || static_cast<size_t>(s->model().hparams().n_vocab) != n_vocab) {
+      return Status::Error("sessions scored in lockstep must share max_chunk and vocabulary");
+    }
+    s->Reset();
+  }
+
+  std::vector<StreamScore> scores(sessions.size());
+  std::vector<double> ref_logp, ref_p, logp;
+  for (int64_t begin = 0; begin < n_inputs; begin += chunk) {
+    const int64_t len = std::min(chunk, n_inputs - begin);
+    for (Session* s : fed) {
+      H2O_RETURN_IF_ERROR(s->Eval(ids.subspan(begin, len), LogitsFor::kAllTokens));
+    }
+    if (options.on_chunk) options.on_chunk(len);
+    for (int64_t t = std::max<int64_t>(0, options.first_scored - begin); t < len; ++t) {
+      const int32_t target = ids[begin + t + 1];
+      int32_t ref_top = -1;
+      if (reference != nullptr) {
+        const auto row = reference->logits().subspan(t * n_vocab, n_vocab);
+        LogSoftmax(row, ref_logp);
+        ref_p.resize(n_vocab);
+        for (size_t v = 0; v < n_vocab; ++v) ref_p[v] = std::exp(ref_logp[v]);
+        ref_top = ArgMax(row);
+      }
+      for (size_t i = 0; i < sessions.size(); ++i) {
+        StreamScore& score = scores[i];
+        const auto row = sessions[i]->logits().subspan(t * n_vocab, n_vocab);
+        double nll;
+        if (reference == nullptr) {
+          nll = NegLogSoftmax(row, target);
+        } else if (sessions[i] == reference) {
+          nll = -ref_logp[target];
+          ++score.top1_agree;
+        } else {
+          LogSoftmax(row, logp);
+          nll = -logp[target];
+          double kl = 0.0;
+          for (size_t v = 0; v < n_vocab; ++v) kl += ref_p[v] * (ref_logp[v] - logp[v]);
+          score.kl_sum += kl;
+          score.top1_agree += ArgMax(row) == ref_top;
+        }
+        score.nll.tokens += 1;
+        score.nll.nll_sum += nll;
+        score.nll.nll_sq_sum += nll * nll;
+        if (options.keep_token_nll) score.token_nll.push_back(nll);
+      }
+    }
+  }
+  return scores;
+}
+
+std::vector<std::vector<int32_t>> SplitWindows(std::span<const int32_t> ids, int32_t n_ctx,
+                                               int32_t bos) {
+  H2O_CHECK(n_ctx >= 1);
+  std::vector<std::vector<int32_t>> windows;
+  for (size_t start = 0; start + n_ctx <= ids.size(); start += n_ctx) {
+    std::vector<int32_t>& w =
+        windows.emplace_back(ids.begin() + start, ids.begin() + start + n_ctx);
+    if (bos >= 0) w[0] = bos;
+  }
+  return windows;
 }
 
 }  // namespace h2o

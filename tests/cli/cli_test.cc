@@ -70,7 +70,10 @@ TEST(Cli, PerplexityJsonMatchesReference) {
   }
   const auto r = RunH2o("perplexity -m " + kModel + " --json --kv-type f32 --token-file" + files);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto out = nlohmann::json::parse(r.out);
+  const auto json = nlohmann::json::parse(r.out);
+  ASSERT_EQ(json["policies"].size(), 1u);
+  const auto& out = json["policies"][0];
+  EXPECT_EQ(out["kv"], "full");
   EXPECT_EQ(out["tokens"], ref["tokens"]);
   EXPECT_NEAR(out["nll_sum"].get<double>(), ref["nll_sum"].get<double>(),
               1e-3 * ref["nll_sum"].get<double>());

@@ -26,7 +26,7 @@ TEST(KvCli, BudgetBoundsTheAllocation) {
   const auto r = RunH2o("perplexity -m " + kModel +
                         " --kv h2o:heavy=32,recent=32 --chunk 1 --json --token-file " + kStream512);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto out = nlohmann::json::parse(r.out);
+  const auto out = nlohmann::json::parse(r.out)["policies"][0];
   // (64 + 1) slots per layer and KV head, each holding an f16 K and V row
   // plus at most 32 bytes of metadata (position, score, free-list entry).
   const int64_t slots = kLayers * kKvHeads * (64 + 1);
@@ -41,7 +41,7 @@ TEST(KvCli, PercentBudgetsFollowEachStream) {
   const auto r = RunH2o("perplexity -m " + kModel +
                         " --kv h2o:heavy=10%,recent=10% --json --token-file " + kStream512);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto out = nlohmann::json::parse(r.out);
+  const auto out = nlohmann::json::parse(r.out)["policies"][0];
   EXPECT_EQ(out["per_stream"][0]["kv"], "h2o:heavy=51,recent=51");
 }
 
@@ -70,7 +70,7 @@ TEST(KvCli, PosShiftGeneratesFourTimesTheTrainedContext) {
                         " --kv sink:sinks=4,recent=124 --kv-pos-shift --json --token-file " + stream);
   std::filesystem::remove_all(dir);
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  const auto out = nlohmann::json::parse(p.out);
+  const auto out = nlohmann::json::parse(p.out)["policies"][0];
   EXPECT_EQ(out["tokens"], 2048);
   EXPECT_TRUE(std::isfinite(out["ppl"].get<double>()));
   EXPECT_GT(out["ppl"].get<double>(), 1.0);
@@ -116,7 +116,7 @@ TEST(KvCli, SameSeedRandomPolicyIsReproducible) {
 TEST(KvCli, TovaRuns) {
   const auto r = RunH2o("perplexity -m " + kModel + " --kv tova:k=32 --json --token-file " + kStream512);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto out = nlohmann::json::parse(r.out);
+  const auto out = nlohmann::json::parse(r.out)["policies"][0];
   EXPECT_TRUE(std::isfinite(out["ppl"].get<double>()));
 }
 

@@ -39,35 +39,66 @@ std::string TestName(const nlohmann::json& row, size_t index) {
   return name;
 }
 
-class NllParity : public ::testing::TestWithParam<nlohmann::json> {};
+// The rows as `--kv` lists, a few rows per run (so ctest can run the
+// groups in parallel): the multi-policy output must reproduce every row.
+class NllParity : public ::testing::TestWithParam<std::pair<size_t, size_t>> {};
 
-TEST_P(NllParity, PerStreamWithinTolerance) {
-  const nlohmann::json& ref = GetParam();
-  const bool full = ref["policy"] == "full";
-  const double tolerance = full ? 1e-3 : 1e-2;
-  std::string files;
-  for (const auto& s : ref["per_stream"]) {
+TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
+  const std::vector<nlohmann::json> all = Rows("stories260K/reference_nll.json");
+  const auto [begin, end] = GetParam();
+  ASSERT_LE(end, all.size());
+  const std::vector<nlohmann::json> refs(all.begin() + begin, all.begin() + end);
+  std::string specs, files;
+  for (const auto& ref : refs) specs.append(specs.empty() ? "" : ",").append(SpecOf(ref));
+  for (const auto& s : refs[0]["per_stream"]) {
     files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
-  const auto r = RunH2o("perplexity -m " + testing::ModelPath() + " --kv " + SpecOf(ref) +
-                        " --kv-type f32 --json --token-file" + files);
+  const auto r = RunH2o("perplexity -m " + testing::ModelPath() + " --kv '" + specs +
+                        "' --no-kl --kv-type f32 --json --token-file" + files);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
-  EXPECT_EQ(out["policy"], ref["policy"]);
-  EXPECT_EQ(out["tokens"], ref["tokens"]);
-  ASSERT_EQ(out["per_stream"].size(), ref["per_stream"].size());
-  for (size_t i = 0; i < ref["per_stream"].size(); ++i) {
-    const double want = ref["per_stream"][i]["nll_sum"];
-    EXPECT_NEAR(out["per_stream"][i]["nll_sum"].get<double>(), want, tolerance * want)
-        << ref["per_stream"][i]["stream"];
+  ASSERT_EQ(out["policies"].size(), refs.size());
+  for (size_t p = 0; p < refs.size(); ++p) {
+    const nlohmann::json& ref = refs[p];
+    const nlohmann::json& row = out["policies"][p];
+    SCOPED_TRACE(SpecOf(ref));
+    const double tolerance = ref["policy"] == "full" ? 1e-3 : 1e-2;
+    EXPECT_EQ(row["kv"], SpecOf(ref));
+    EXPECT_EQ(row["policy"], ref["policy"]);
+    EXPECT_EQ(row["tokens"], ref["tokens"]);
+    ASSERT_EQ(row["per_stream"].size(), ref["per_stream"].size());
+    for (size_t i = 0; i < ref["per_stream"].size(); ++i) {
+      EXPECT_EQ(row["per_stream"][i]["stream"], ref["per_stream"][i]["stream"]);
+      const double want = ref["per_stream"][i]["nll_sum"];
+      EXPECT_NEAR(row["per_stream"][i]["nll_sum"].get<double>(), want, tolerance * want)
+          << ref["per_stream"][i]["stream"];
+    }
+    const double want_total = ref["nll_sum"];
+    EXPECT_NEAR(row["nll_sum"].get<double>(), want_total, tolerance * want_total);
   }
-  const double want_total = ref["nll_sum"];
-  EXPECT_NEAR(out["nll_sum"].get<double>(), want_total, tolerance * want_total);
 }
 
+// Every row of the 15 in reference_nll.json, in four runs.
 INSTANTIATE_TEST_SUITE_P(Reference, NllParity,
-                         ::testing::ValuesIn(Rows("stories260K/reference_nll.json")),
-                         [](const auto& info) { return TestName(info.param, info.index); });
+                         ::testing::Values(std::pair<size_t, size_t>{0, 4},
+                                           std::pair<size_t, size_t>{4, 8},
+                                           std::pair<size_t, size_t>{8, 12},
+                                           std::pair<size_t, size_t>{12, 15}),
+                         [](const auto& info) {
+                           return "Rows" + std::to_string(info.param.first) + "To" +
+                                  std::to_string(info.param.second - 1);
+                         });
+
+TEST(NllParityData, FifteenRowsOverTheSameStreams) {
+  const std::vector<nlohmann::json> all = Rows("stories260K/reference_nll.json");
+  ASSERT_EQ(all.size(), 15u);  // the groups above cover exactly these
+  auto names = [](const nlohmann::json& row) {
+    std::vector<std::string> n;
+    for (const auto& s : row["per_stream"]) n.push_back(s["stream"]);
+    return n;
+  };
+  for (const auto& ref : all) EXPECT_EQ(names(ref), names(all[0])) << SpecOf(ref);
+}
 
 class GreedyParity : public ::testing::TestWithParam<nlohmann::json> {};
 

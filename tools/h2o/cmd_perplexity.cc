@@ -1,15 +1,22 @@
-// h2o perplexity: per-token negative log-likelihood of text or token streams.
+// h2o perplexity: per-token negative log-likelihood of text or token streams
+// under one or more KV policies (or a policy x budget sweep), with each
+// policy's KL divergence and top-1 agreement against the full cache.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "eval/perplexity.h"
+#include "eval/progress.h"
+#include "eval/sweep_report.h"
+#include "kv/kv_budget.h"
+#include "perplexity_input.h"
 
 namespace h2o::cli {
 namespace {
@@ -19,130 +26,263 @@ struct PerplexityFlags {
   std::string text_file;
   std::vector<std::string> token_files;
   bool json = false;
+  int kl = 0;  // > 0: --kl, < 0: --no-kl, 0: on when there are several policies
+  bool windowed = false;
+  std::string budgets;
+  std::string out_prefix;
+  bool per_token = false;
+  bool quiet = false;
 };
 
-struct Stream {
-  std::string name;
-  std::vector<int32_t> ids;
+// One row of the result: a KV spec, its session, and its running totals.
+struct PolicyRun {
+  KvSweepEntry entry;
+  bool per_stream_budget = false;  // percentages: resolved against each stream's length
+  std::unique_ptr<Session> session;
+  int64_t session_len = -1;  // the stream length a per-stream session was made for
+  NllResult total;
+  double kl_sum = 0.0;
+  int64_t top1_agree = 0;
+  size_t kv_bytes = 0;
+  nlohmann::json per_stream = nlohmann::json::array();
 };
 
-// Each token file is one stream per non-empty line; text files are split
-// into documents at <|endoftext|>.
-Result<std::vector<Stream>> ReadStreams(const PerplexityFlags& f, const Model& model) {
-  std::vector<Stream> streams;
-  if (!f.text_file.empty()) {
-    H2O_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.text_file));
-    H2O_ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(model));
-    int index = 0;
-    for (const std::string& doc : SplitDocuments(text)) {
-      streams.push_back({fmt::format("{}#{}", f.text_file, ++index), tokenizer.Encode(doc, true)});
+struct Setup {
+  const Model* model = nullptr;
+  const PerplexityFlags* flags = nullptr;
+  int32_t n_ctx = 0;  // sessions' context: the window, or -c, or what the longest stream needs
+};
+
+Result<std::unique_ptr<Session>> MakeSession(const Setup& setup, const std::string& spec,
+                                             int64_t stream_len, bool pos_shift) {
+  ModelFlags flags = setup.flags->model;
+  flags.kv_spec = spec;
+  flags.kv_pos_shift = pos_shift;
+  H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags, stream_len));
+  options.n_ctx = setup.n_ctx;
+  return Session::Create(*setup.model, options);
+}
+
+// Percent budgets refer to each stream's own length, so such a policy gets
+// a new session whenever the length changes; otherwise one session serves
+// every stream.
+Status PrepareSession(const Setup& setup, PolicyRun& run, int64_t stream_len) {
+  if (run.session && (!run.per_stream_budget || run.session_len == stream_len)) {
+    return Status::Ok();
+  }
+  H2O_ASSIGN_OR_RETURN(
+      run.session, MakeSession(setup, run.entry.spec, stream_len, setup.flags->model.kv_pos_shift));
+  run.session_len = stream_len;
+  return Status::Ok();
+}
+
+nlohmann::json StreamJson(const Stream& s, const StreamScore& score, const PolicyRun& run, bool kl,
+                          bool per_token) {
+  nlohmann::json row = {{"stream", s.name},
+                        {"tokens", score.nll.tokens},
+                        {"nll_sum", score.nll.nll_sum},
+                        {"ppl", score.nll.perplexity()}};
+  if (kl) {
+    row["kl"] = score.kl_sum / score.nll.tokens;
+    row["top1"] = static_cast<double>(score.top1_agree) / score.nll.tokens;
+  }
+  if (run.per_stream_budget) row["kv"] = run.session->kv_plan().Describe();
+  if (per_token) row["nll"] = score.token_nll;
+  return row;
+}
+
+SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& runs, bool kl,
+                       size_t n_streams) {
+  SweepReport report;
+  report.title = fmt::format(
+      "perplexity of {} on {} {}{}", std::filesystem::path(f.model.model_path).filename().string(),
+      n_streams, f.windowed ? "window" : "stream", n_streams == 1 ? "" : "s");
+  report.metrics = {{"ppl", "perplexity", 4}};
+  if (kl) {
+    report.metrics.push_back({"kl", "mean KL(full || policy) per token, nats", 6});
+    report.metrics.push_back({"top1", "top-1 agreement with full", 4});
+  }
+  for (const PolicyRun& run : runs) {
+    SweepRow row{run.entry.policy, run.entry.budget, run.entry.spec, {run.total.perplexity()}};
+    if (kl) {
+      row.values.push_back(run.kl_sum / run.total.tokens);
+      row.values.push_back(static_cast<double>(run.top1_agree) / run.total.tokens);
+    }
+    report.rows.push_back(std::move(row));
+  }
+  report.meta = {{"model", f.model.model_path},
+                 {"mode", f.windowed ? "windowed" : "stream"},
+                 {"chunk", f.model.chunk},
+                 {"kv_type", f.model.kv_type}};
+  return report;
+}
+
+// Scores every stream with every policy in lockstep (plus a full-cache
+// reference for KL when the list has no full run), adding to each run's
+// totals, with a progress bar over the tokens fed.
+Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl, int64_t longest,
+                std::vector<PolicyRun>& runs) {
+  const PerplexityFlags& f = *setup.flags;
+  int64_t total_fed = 0;
+  for (const Stream& s : streams) total_fed += static_cast<int64_t>(s.ids.size()) - 1;
+  ProgressBar progress("perplexity", total_fed, ProgressBar::Enabled(f.quiet));
+  ScoreOptions options;
+  options.first_scored = f.windowed ? WindowFirstScored(setup.n_ctx) : 0;
+  options.keep_token_nll = f.per_token;
+  options.on_chunk = [&progress](int64_t n) { progress.Advance(n); };
+
+  PolicyRun* full_run = nullptr;
+  for (PolicyRun& run : runs) {
+    if (run.entry.policy == "full" && full_run == nullptr) full_run = &run;
+  }
+  std::unique_ptr<Session> own_reference;
+  if (kl && full_run == nullptr) {
+    auto ref = MakeSession(setup, "full", longest, /*pos_shift=*/false);
+    if (!ref.ok()) return ref.status().WithContext("the full-cache reference");
+    own_reference = std::move(ref).value();
+  }
+  for (const Stream& s : streams) {
+    std::vector<Session*> sessions;
+    for (PolicyRun& run : runs) {
+      H2O_RETURN_IF_ERROR(
+          PrepareSession(setup, run, static_cast<int64_t>(s.ids.size())).WithContext(s.name));
+      sessions.push_back(run.session.get());
+    }
+    Session* reference = !kl ? nullptr : full_run ? full_run->session.get() : own_reference.get();
+    auto scores = ScoreStreamLockstep(sessions, reference, s.ids, options);
+    if (!scores.ok()) return scores.status().WithContext(s.name);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      PolicyRun& run = runs[i];
+      const StreamScore& score = (*scores)[i];
+      run.total.Add(score.nll);
+      run.kl_sum += score.kl_sum;
+      run.top1_agree += score.top1_agree;
+      run.kv_bytes = std::max(run.kv_bytes, run.session->cache().AllocatedBytes());
+      run.per_stream.push_back(StreamJson(s, score, run, kl, f.per_token));
     }
   }
-  for (const std::string& path : f.token_files) {
-    H2O_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-    const std::string base = std::filesystem::path(path).filename().string();
-    std::vector<std::string> lines;
-    size_t begin = 0;
-    while (begin < text.size()) {
-      size_t end = text.find('\n', begin);
-      if (end == std::string::npos) end = text.size();
-      lines.push_back(text.substr(begin, end - begin));
-      begin = end + 1;
+  return Status::Ok();
+}
+
+nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longest, bool kl,
+                          std::vector<PolicyRun>& runs) {
+  nlohmann::json policies = nlohmann::json::array();
+  for (PolicyRun& run : runs) {
+    const auto or_null = [](bool present, nlohmann::json value) {
+      return present ? std::move(value) : nlohmann::json(nullptr);
+    };
+    nlohmann::json row = {
+        {"kv", run.entry.spec},
+        {"policy", run.entry.policy},
+        {"budget", or_null(!run.entry.budget.empty(), run.entry.budget)},
+        // Percent budgets resolve per stream: see per_stream[].kv.
+        {"resolved", or_null(!run.per_stream_budget, run.session->kv_plan().Describe())},
+        {"tokens", run.total.tokens},
+        {"nll_sum", run.total.nll_sum},
+        {"ppl", run.total.perplexity()},
+        {"ppl_err", run.total.perplexity_error()},
+    };
+    if (kl) {
+      row["kl"] = run.kl_sum / run.total.tokens;
+      row["top1"] = static_cast<double>(run.top1_agree) / run.total.tokens;
     }
-    int n_nonempty = 0;
-    for (const std::string& line : lines) n_nonempty += line.find_first_not_of(" \t\r") != std::string::npos;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string where = fmt::format("{}:{}", path, i + 1);
-      H2O_ASSIGN_OR_RETURN(std::vector<int32_t> ids, ParseTokenIds(lines[i], where));
-      streams.push_back({n_nonempty > 1 ? fmt::format("{}:{}", base, i + 1) : base, std::move(ids)});
-    }
+    row["kv_bytes"] = run.kv_bytes;
+    row["kv_bytes_full"] = FullKvBytes(run.session->cache(), longest);
+    row["per_stream"] = std::move(run.per_stream);
+    policies.push_back(std::move(row));
   }
-  if (streams.empty()) return Status::Error("no token streams in the input");
-  return streams;
+  return {{"model", f.model.model_path},
+          {"mode", f.windowed ? "windowed" : "stream"},
+          {"n_ctx", n_ctx},
+          {"chunk", runs.front().session->max_chunk()},
+          {"kv_type", f.model.kv_type},
+          {"pos_shift", f.model.kv_pos_shift},
+          {"policies", std::move(policies)}};
+}
+
+// One policy as text: a line per stream, the total, the comparison with
+// the full cache when asked for, and the KV memory on stderr.
+void PrintOneRun(const PolicyRun& run, bool kl, int64_t longest) {
+  for (const nlohmann::json& row : run.per_stream) {
+    std::printf("%-24s tokens %6lld  nll_sum %12.5f  ppl %8.4f\n",
+                row["stream"].get<std::string>().c_str(), row["tokens"].get<long long>(),
+                row["nll_sum"].get<double>(), row["ppl"].get<double>());
+  }
+  std::printf("total: %lld tokens, nll_sum %.5f, mean nll %.5f, ppl %.4f +/- %.5f\n",
+              static_cast<long long>(run.total.tokens), run.total.nll_sum, run.total.mean(),
+              run.total.perplexity(), run.total.perplexity_error());
+  if (kl) {
+    std::printf("against the full cache: mean KL %.6f nats per token, top-1 agreement %.4f\n",
+                run.kl_sum / run.total.tokens,
+                static_cast<double>(run.top1_agree) / run.total.tokens);
+  }
+  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.session, longest).c_str());
 }
 
 int RunPerplexity(const PerplexityFlags& f) {
-  auto spec = ParseKvSpec(f.model.kv_spec);
-  if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
+  auto entries = ExpandKvSweep(f.model.kv_spec, f.budgets);
+  if (!entries.ok()) {
+    return Fail(f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status());
+  }
+  {  // --kv-type and the like, before the model loads
+    ModelFlags plain = f.model;
+    plain.kv_spec = "full";
+    plain.kv_pos_shift = false;
+    if (auto options = MakeSessionOptions(plain, std::nullopt); !options.ok()) {
+      return Fail(options.status());
+    }
+  }
+  if (!f.model.kv_dump_path.empty() && entries->size() > 1) {
+    return Fail("--kv-dump takes a single --kv spec");
+  }
+  const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() > 1);
+  std::vector<PolicyRun> runs;
+  for (KvSweepEntry& e : *entries) {
+    // Budgets in tokens are checked now, before the model loads;
+    // percentages need each stream's length.
+    const KvSpec spec = ParseKvSpec(e.spec).value();
+    if (!KvSpecUsesPercent(spec)) {
+      if (auto plan = ResolveKvSpec(spec, std::nullopt); !plan.ok()) {
+        return Fail(plan.status().WithContext(entries->size() > 1 ? fmt::format("--kv '{}'", e.spec)
+                                                                  : "--kv"));
+      }
+    }
+    PolicyRun& run = runs.emplace_back();
+    run.per_stream_budget = KvSpecUsesPercent(spec);
+    run.entry = std::move(e);
+  }
+
   auto model_result = LoadModel(f.model);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
-  auto streams = ReadStreams(f, model);
+  Setup setup{&model, &f, f.model.n_ctx};
+  if (f.windowed && setup.n_ctx == 0) setup.n_ctx = model.hparams().n_ctx_train;
+  if (f.windowed && setup.n_ctx < 3) {
+    return Fail(fmt::format("the windowed mode needs -c of at least 3 (got {})", setup.n_ctx));
+  }
+  auto streams = f.windowed ? ReadWindows(f.text_file, f.token_files, model, setup.n_ctx)
+                            : ReadStreams(f.text_file, f.token_files, model);
   if (!streams.ok()) return Fail(streams.status());
-  size_t longest = 0;
-  for (const Stream& s : *streams) longest = std::max(longest, s.ids.size());
-
-  // Percent budgets refer to each stream's own length, so each stream gets
-  // its own session then; otherwise one session serves them all.
-  const bool per_stream_budget = KvSpecUsesPercent(*spec);
-  std::unique_ptr<Session> session;
-  auto make_session = [&](int64_t stream_len) -> Status {
-    H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(f.model, stream_len));
-    if (options.n_ctx == 0) {
-      options.n_ctx = std::max<int32_t>(model.hparams().n_ctx_train, longest);
-    }
-    H2O_ASSIGN_OR_RETURN(session, Session::Create(model, options));
-    return Status::Ok();
-  };
-  if (!per_stream_budget) {
-    if (Status s = make_session(static_cast<int64_t>(longest)); !s.ok()) return Fail(s);
-  }
-
-  nlohmann::json per_stream = nlohmann::json::array();
-  NllResult total;
-  size_t kv_bytes = 0;
-  for (const Stream& s : *streams) {
-    if (per_stream_budget) {
-      if (Status st = make_session(static_cast<int64_t>(s.ids.size())); !st.ok()) {
-        return Fail(st.WithContext(s.name));
-      }
-    }
-    auto r = ScoreStream(*session, s.ids);
-    if (!r.ok()) return Fail(r.status().WithContext(s.name));
-    kv_bytes = std::max(kv_bytes, session->cache().AllocatedBytes());
-    total.tokens += r->tokens;
-    total.nll_sum += r->nll_sum;
-    nlohmann::json row = {{"stream", s.name},
-                          {"tokens", r->tokens},
-                          {"nll_sum", r->nll_sum},
-                          {"ppl", r->perplexity()}};
-    if (per_stream_budget) row["kv"] = session->kv_plan().Describe();
-    per_stream.push_back(std::move(row));
-    if (!f.json) {
-      std::printf("%-24s tokens %6lld  nll_sum %12.5f  ppl %8.4f\n", s.name.c_str(),
-                  static_cast<long long>(r->tokens), r->nll_sum, r->perplexity());
-    }
-  }
+  int64_t longest = 0;
+  for (const Stream& s : *streams) longest = std::max<int64_t>(longest, s.ids.size());
+  if (setup.n_ctx == 0) setup.n_ctx = std::max<int64_t>(model.hparams().n_ctx_train, longest);
+  if (Status st = ScoreAll(setup, *streams, kl, longest, runs); !st.ok()) return Fail(st);
   if (!f.model.kv_dump_path.empty()) {
-    if (Status st = WriteKvDump(session->cache(), f.model.kv_dump_path); !st.ok()) return Fail(st);
+    if (Status st = WriteKvDump(runs.back().session->cache(), f.model.kv_dump_path); !st.ok()) {
+      return Fail(st);
+    }
   }
-  const size_t full_bytes = FullKvBytes(session->cache(), static_cast<int64_t>(longest));
-  const KvPlan& plan = session->kv_plan();
+
+  const SweepReport report = MakeReport(f, runs, kl, streams->size());
+  if (!f.out_prefix.empty()) {
+    if (Status st = WriteSweepFiles(report, f.out_prefix); !st.ok()) return Fail(st);
+  }
   if (f.json) {
-    nlohmann::json out = {{"model", f.model.model_path},
-                          {"kv", f.model.kv_spec},
-                          {"policy", plan.policy},
-                          {"heavy", plan.heavy},
-                          {"recent", plan.recent},
-                          {"sinks", plan.sinks},
-                          {"k", plan.k},
-                          {"budget", per_stream_budget ? nlohmann::json(nullptr) : nlohmann::json(plan.budget)},
-                          {"pos_shift", f.model.kv_pos_shift},
-                          {"chunk", session->max_chunk()},
-                          {"kv_type", std::string(TraitsOf(session->cache().config().type).name)},
-                          {"tokens", total.tokens},
-                          {"nll_sum", total.nll_sum},
-                          {"ppl", total.perplexity()},
-                          {"kv_bytes", kv_bytes},
-                          {"kv_bytes_full", full_bytes},
-                          {"per_stream", per_stream}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", ResultJson(f, setup.n_ctx, longest, kl, runs).dump(2).c_str());
+  } else if (runs.size() > 1) {
+    std::printf("%s", SweepMarkdown(report).c_str());
   } else {
-    std::printf("total: %lld tokens, nll_sum %.5f, mean nll %.5f, ppl %.4f\n",
-                static_cast<long long>(total.tokens), total.nll_sum, total.mean(),
-                total.perplexity());
-    std::fprintf(stderr, "%s\n", DescribeKvMemory(*session, static_cast<int64_t>(longest)).c_str());
+    PrintOneRun(runs.front(), kl, longest);
   }
   return 0;
 }
@@ -152,14 +292,33 @@ int RunPerplexity(const PerplexityFlags& f) {
 Command RegisterPerplexity(CLI::App& app) {
   auto f = std::make_shared<PerplexityFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "perplexity", "negative log-likelihood of every next token, one stream at a time");
+      "perplexity",
+      "negative log-likelihood of every next token, per KV policy, against the full cache");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/1);
-  auto* text = cmd->add_option("-f,--file", f->text_file,
-                               "text file; documents separated by <|endoftext|>");
+  // --kv here takes a list; the shared flag's help says so only for one spec.
+  cmd->get_option("--kv")->description(
+      "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
+      "with --budget: bare policy names, e.g. full,local,h2o,sink");
+  auto* text =
+      cmd->add_option("-f,--file", f->text_file, "text file; documents separated by <|endoftext|>");
   auto* ids = cmd->add_option("--token-file", f->token_files,
                               "token-id file(s): one stream per line, ids separated by spaces");
   text->excludes(ids);
-  cmd->add_flag("--json", f->json, "print JSON (per-stream and total nll_sum, tokens, ppl)");
+  cmd->add_option("--budget", f->budgets,
+                  "sweep: run every --kv policy at each budget, e.g. 4%,10%,20%,60% or 32,64,128 "
+                  "(h2o: half heavy, half recent; sink: 4 sinks + recent; full runs once)");
+  cmd->add_flag("--kl,!--no-kl", f->kl,
+                "compare each policy's next-token distribution with the full cache's (mean KL, "
+                "top-1 agreement); on by default with more than one policy");
+  cmd->add_flag("--windowed", f->windowed,
+                "llama-perplexity's method: the whole input as one sequence, cut into -c token "
+                "windows, each from an empty cache with BOS first, scoring the second half");
+  cmd->add_option("--out", f->out_prefix,
+                  "write the table as PREFIX.md, PREFIX.csv and PREFIX.json, and with --budget a "
+                  "plot per metric: PREFIX.svg (ppl), PREFIX.kl.svg, PREFIX.top1.svg");
+  cmd->add_flag("--per-token", f->per_token, "--json: list each scored token's nll per stream");
+  cmd->add_flag("--json", f->json, "print JSON (per policy: totals and per-stream results)");
+  cmd->add_flag("--quiet", f->quiet, "no progress bar on stderr (it is off anyway when not a TTY)");
   cmd->callback([cmd] {
     if (cmd->count("--file") + cmd->count("--token-file") == 0) {
       throw CLI::RequiredError("an input (-f TEXT or --token-file IDS)");

@@ -1,0 +1,192 @@
+#include "eval/sweep_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/atomic_file.h"
+#include "kv/kv_budget.h"
+
+namespace h2o {
+namespace {
+
+std::vector<std::string> Policies(const SweepReport& report) {
+  std::vector<std::string> policies;
+  for (const SweepRow& row : report.rows) {
+    if (std::find(policies.begin(), policies.end(), row.policy) == policies.end()) {
+      policies.push_back(row.policy);
+    }
+  }
+  return policies;
+}
+
+std::string FormatValue(double v, int decimals) {
+  return std::isnan(v) ? "-" : fmt::format("{:.{}f}", v, decimals);
+}
+
+double ValueAt(const SweepRow& row, size_t metric) {
+  return metric < row.values.size() ? row.values[metric] : std::nan("");
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::vector<std::string> SweepReport::Budgets() const {
+  std::vector<std::string> budgets;
+  for (const SweepRow& row : rows) {
+    if (!row.budget.empty() &&
+        std::find(budgets.begin(), budgets.end(), row.budget) == budgets.end()) {
+      budgets.push_back(row.budget);
+    }
+  }
+  return budgets;
+}
+
+std::string SweepMarkdown(const SweepReport& report) {
+  std::string md = fmt::format("## {}\n", report.title);
+  const std::vector<std::string> budgets = report.Budgets();
+  if (budgets.empty()) {
+    md += "\n| kv |";
+    std::string rule = "|---|";
+    for (const SweepMetric& m : report.metrics) {
+      md += fmt::format(" {} |", m.name);
+      rule += "---:|";
+    }
+    md.append("\n").append(rule).append("\n");
+    for (const SweepRow& row : report.rows) {
+      md += fmt::format("| {} |", row.kv);
+      for (size_t m = 0; m < report.metrics.size(); ++m) {
+        md += fmt::format(" {} |", FormatValue(ValueAt(row, m), report.metrics[m].decimals));
+      }
+      md += "\n";
+    }
+    return md;
+  }
+  const std::vector<std::string> policies = Policies(report);
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    const SweepMetric& metric = report.metrics[m];
+    md += fmt::format("\n### {}: {}\n\n| policy |", metric.name, metric.label);
+    std::string rule = "|---|";
+    for (const std::string& b : budgets) {
+      md += fmt::format(" {} |", b);
+      rule += "---:|";
+    }
+    md.append("\n").append(rule).append("\n");
+    for (const std::string& policy : policies) {
+      md += fmt::format("| {} |", policy);
+      for (const std::string& budget : budgets) {
+        double value = std::nan("");
+        for (const SweepRow& row : report.rows) {
+          if (row.policy == policy && (row.budget == budget || row.budget.empty())) {
+            value = ValueAt(row, m);
+          }
+        }
+        md += fmt::format(" {} |", FormatValue(value, metric.decimals));
+      }
+      md += "\n";
+    }
+  }
+  return md;
+}
+
+std::string SweepCsv(const SweepReport& report) {
+  std::string csv = "policy,budget,kv";
+  for (const SweepMetric& m : report.metrics) csv.append(",").append(CsvField(m.name));
+  csv += "\n";
+  for (const SweepRow& row : report.rows) {
+    csv += fmt::format("{},{},{}", CsvField(row.policy), CsvField(row.budget), CsvField(row.kv));
+    for (size_t m = 0; m < report.metrics.size(); ++m) {
+      const double v = ValueAt(row, m);
+      csv += std::isnan(v) ? "," : fmt::format(",{}", v);
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+nlohmann::json SweepJson(const SweepReport& report) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const SweepMetric& m : report.metrics) {
+    metrics.push_back({{"name", m.name}, {"label", m.label}});
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SweepRow& row : report.rows) {
+    nlohmann::json values = nlohmann::json::object();
+    for (size_t m = 0; m < report.metrics.size(); ++m) {
+      const double v = ValueAt(row, m);
+      values[report.metrics[m].name] = std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+    }
+    rows.push_back(
+        {{"policy", row.policy},
+         {"budget", row.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.budget)},
+         {"kv", row.kv},
+         {"values", std::move(values)}});
+  }
+  return {{"title", report.title}, {"metrics", metrics}, {"rows", rows}, {"meta", report.meta}};
+}
+
+LinePlot SweepPlot(const SweepReport& report, size_t metric) {
+  LinePlot plot;
+  plot.title = fmt::format("{}: {}", report.title, report.metrics.at(metric).name);
+  plot.y_label = report.metrics[metric].label;
+  // Each budgeted row's x; the order of the points follows it.
+  std::map<std::string, std::vector<std::pair<double, double>>> points;
+  bool percent = false;
+  double x_min = HUGE_VAL, x_max = -HUGE_VAL;
+  for (const SweepRow& row : report.rows) {
+    if (row.budget.empty()) continue;
+    const Result<KvBudget> budget = ParseKvBudget(row.budget);
+    if (!budget.ok()) continue;
+    percent = budget.value().percent;
+    x_min = std::min(x_min, budget.value().value);
+    x_max = std::max(x_max, budget.value().value);
+    points[row.policy].emplace_back(budget.value().value, ValueAt(row, metric));
+  }
+  plot.x_label = percent ? "KV cache budget (% of the sequence)" : "KV cache budget (tokens)";
+  if (x_min > x_max) return plot;
+  for (const std::string& policy : Policies(report)) {
+    PlotSeries series{policy, {}, {}};
+    if (auto it = points.find(policy); it != points.end()) {
+      std::sort(it->second.begin(), it->second.end());
+      for (const auto& [x, y] : it->second) {
+        series.x.push_back(x);
+        series.y.push_back(y);
+      }
+    } else {
+      for (const SweepRow& row : report.rows) {
+        if (row.policy == policy && row.budget.empty()) {
+          series.x = {x_min, x_max};
+          series.y = {ValueAt(row, metric), ValueAt(row, metric)};
+        }
+      }
+    }
+    plot.series.push_back(std::move(series));
+  }
+  return plot;
+}
+
+Status WriteSweepFiles(const SweepReport& report, const std::string& prefix) {
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".md", SweepMarkdown(report)));
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".csv", SweepCsv(report)));
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".json", SweepJson(report).dump(2) + "\n"));
+  if (report.Budgets().empty()) return Status::Ok();
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    const std::string path =
+        m == 0 ? prefix + ".svg" : fmt::format("{}.{}.svg", prefix, report.metrics[m].name);
+    H2O_RETURN_IF_ERROR(WriteFileAtomically(path, RenderLinePlotSvg(SweepPlot(report, m))));
+  }
+  return Status::Ok();
+}
+
+}  // namespace h2o

@@ -1,0 +1,74 @@
+// The result of running several KV policies (and budgets) over one task,
+// written the ways a person or a script reads it: the paper's Figure-4
+// table (policies x budgets, one table per metric) as markdown, CSV, JSON,
+// and an SVG plot of each metric against the budget. `h2o perplexity` and
+// `h2o eval` fill one and call WriteSweepFiles; the writers know nothing of
+// what the metrics mean.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "eval/svg_plot.h"
+
+namespace h2o {
+
+struct SweepMetric {
+  std::string name;   // key in CSV/JSON and the markdown heading: "ppl", "acc_norm"
+  std::string label;  // what it is, for headings and axes: "perplexity"
+  int decimals = 4;   // digits after the point in the markdown table
+};
+
+// One run: a policy at a budget.
+struct SweepRow {
+  std::string policy;  // "h2o"
+  // The budget label ("20%", "64"). Empty: a row not tied to a budget; in a
+  // sweep that is the full cache, shown at every budget as the reference.
+  std::string budget;
+  std::string kv;              // the spec that ran, e.g. "h2o:heavy=10%,recent=10%"
+  std::vector<double> values;  // one per SweepReport::metrics; NaN: not measured
+};
+
+struct SweepReport {
+  std::string title;  // "perplexity of stories260K on 3 streams"
+  std::vector<SweepMetric> metrics;
+  std::vector<SweepRow> rows;
+  // Anything else a reader should know (model, chunk, kv type); written
+  // into the JSON only.
+  nlohmann::json meta = nlohmann::json::object();
+
+  // Budget labels in the order rows first use them; empty when no row has
+  // one (then the report is a plain list of specs).
+  std::vector<std::string> Budgets() const;
+};
+
+// "## title", then per metric "### name: label" and a table. With budgets:
+// one row per policy (in first-use order), one column per budget, "-" where
+// that pair did not run; budget-less rows repeat their value in every
+// column. Without budgets: one row per kv spec, one column per metric.
+std::string SweepMarkdown(const SweepReport& report);
+// Header "policy,budget,kv,<metric names>", one line per row; values at
+// full precision (shortest round-trip), NaN as an empty field; fields with
+// commas or quotes quoted as RFC 4180.
+std::string SweepCsv(const SweepReport& report);
+// {"title", "metrics": [{"name", "label"}], "rows": [{"policy", "budget"
+// (null when empty), "kv", "values": {name: value or null}}], "meta"}.
+nlohmann::json SweepJson(const SweepReport& report);
+
+// The plot of one metric (index into report.metrics) against the budget:
+// one series per policy that has budgets, its points in budget order (x =
+// the budget's number: percent or tokens, whichever the rows use); a
+// budget-less row (full) is a horizontal line across the budgets' range.
+// Rows whose budget is not a ParseKvBudget form are left out. Empty series
+// when the report has no budgets.
+LinePlot SweepPlot(const SweepReport& report, size_t metric);
+
+// Writes PREFIX.md, PREFIX.csv, PREFIX.json and, when the report has
+// budgets, an SVG plot per metric: PREFIX.svg for the first metric and
+// PREFIX.<name>.svg for each other. Each file is written atomically (a
+// temporary file renamed into place), so none is ever left half-written.
+Status WriteSweepFiles(const SweepReport& report, const std::string& prefix);
+
+}  // namespace h2o

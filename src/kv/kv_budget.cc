@@ -1,0 +1,174 @@
+#include "kv/kv_budget.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "kv/kv_spec.h"
+
+namespace h2o {
+namespace {
+
+constexpr int32_t kSinkTokens = 4;  // StreamingLLM's attention sinks, as the paper runs it
+
+// The policies a sweep can expand, in the order errors list them.
+constexpr std::string_view kSweepPolicies[] = {"full",   "local", "sink",  "h2o",
+                                               "h2only", "tova",  "random"};
+
+std::string_view Trim(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// digits / 10^scale written back as decimal text: (625, 2) -> "6.25".
+std::string FormatDecimal(uint64_t digits, int32_t scale) {
+  std::string s = std::to_string(digits);
+  if (scale == 0) return s;
+  if (s.size() <= static_cast<size_t>(scale)) s.insert(0, scale + 1 - s.size(), '0');
+  const size_t point = s.size() - scale;
+  return fmt::format("{}.{}", s.substr(0, point), s.substr(point));
+}
+
+// Half of a percentage, exactly: 10% -> 5%, 12.5% -> 6.25%, 1% -> 0.5%.
+std::string HalfPercent(const KvBudget& b) {
+  if (b.digits % 2 == 0) return FormatDecimal(b.digits / 2, b.scale) + "%";
+  return FormatDecimal(b.digits * 5, b.scale + 1) + "%";  // digits <= 100 * 10^scale: no overflow
+}
+
+Status UnknownSweepPolicy(std::string_view policy) {
+  std::string valid;
+  for (std::string_view p : kSweepPolicies) valid.append(valid.empty() ? "" : ", ").append(p);
+  return Status::Error(fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view text) {
+  std::vector<std::string_view> items;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    items.push_back(Trim(text.substr(begin, comma == text.npos ? text.npos : comma - begin)));
+    if (comma == text.npos) return items;
+    begin = comma + 1;
+  }
+}
+
+}  // namespace
+
+Result<KvBudget> ParseKvBudget(std::string_view text) {
+  KvBudget b;
+  b.text = std::string(Trim(text));
+  const Status bad = Status::Error(fmt::format(
+      "bad budget '{}' (expected a token count like 64 or a percentage like 10% or 12.5%)",
+      b.text));
+  std::string_view number = b.text;
+  if (!number.empty() && number.back() == '%') {
+    b.percent = true;
+    number.remove_suffix(1);
+  }
+  std::string_view int_part = number, frac_part;
+  if (const size_t dot = number.find('.'); dot != number.npos) {
+    if (!b.percent) return bad;  // a token count is whole
+    int_part = number.substr(0, dot);
+    frac_part = number.substr(dot + 1);
+    if (!AllDigits(frac_part)) return bad;
+  }
+  if (!AllDigits(int_part)) return bad;
+  // At most 100% or int32 tokens, and a few decimals: 18 digits fit uint64.
+  if (int_part.size() + frac_part.size() > 18) {
+    return Status::Error(fmt::format("budget '{}' is too large", b.text));
+  }
+  for (char c : int_part) b.digits = b.digits * 10 + static_cast<uint64_t>(c - '0');
+  for (char c : frac_part) b.digits = b.digits * 10 + static_cast<uint64_t>(c - '0');
+  b.scale = static_cast<int32_t>(frac_part.size());
+  b.value = static_cast<double>(b.digits);
+  for (int32_t i = 0; i < b.scale; ++i) b.value /= 10;
+  if (b.digits == 0) return Status::Error(fmt::format("budget '{}' must be above 0", b.text));
+  if (b.percent && b.value > 100) {
+    return Status::Error(fmt::format("budget '{}' is over 100%", b.text));
+  }
+  if (!b.percent && b.digits > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return Status::Error(fmt::format("budget '{}' is too large (at most {} tokens)", b.text,
+                                     std::numeric_limits<int32_t>::max()));
+  }
+  return b;
+}
+
+Result<std::string> KvSpecAtBudget(std::string_view policy, std::string_view budget) {
+  if (policy == "full") return std::string("full");
+  bool known = false;
+  for (std::string_view p : kSweepPolicies) known = known || p == policy;
+  if (!known) return UnknownSweepPolicy(policy);
+  H2O_ASSIGN_OR_RETURN(const KvBudget b, ParseKvBudget(budget));
+  const std::string& all = b.text;
+  if (policy == "local") return fmt::format("local:recent={}", all);
+  if (policy == "h2only") return fmt::format("h2only:heavy={}", all);
+  if (policy == "tova") return fmt::format("tova:k={}", all);
+  if (policy == "random") return fmt::format("random:k={}", all);
+  if (policy == "h2o") {
+    if (b.percent) return fmt::format("h2o:heavy={0},recent={0}", HalfPercent(b));
+    return fmt::format("h2o:heavy={},recent={}", b.digits / 2, b.digits - b.digits / 2);
+  }
+  // sink
+  if (b.percent) return fmt::format("sink:sinks={},recent={}", kSinkTokens, all);
+  if (b.digits <= static_cast<uint64_t>(kSinkTokens)) {
+    return Status::Error(fmt::format(
+        "sink at budget {} leaves no recent window (it keeps {} sink tokens; use a budget of "
+        "at least {})",
+        all, kSinkTokens, kSinkTokens + 1));
+  }
+  return fmt::format("sink:sinks={},recent={}", kSinkTokens, b.digits - kSinkTokens);
+}
+
+Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
+                                                std::string_view budget_list) {
+  H2O_ASSIGN_OR_RETURN(const std::vector<std::string> specs, SplitKvSpecList(kv_list));
+  std::vector<KvSweepEntry> entries;
+  if (Trim(budget_list).empty()) {
+    for (const std::string& text : specs) {
+      H2O_ASSIGN_OR_RETURN(const KvSpec spec, ParseKvSpec(text));
+      entries.push_back({spec.policy, "", text});
+    }
+    return entries;
+  }
+  std::vector<KvBudget> budgets;
+  for (std::string_view item : SplitCommas(budget_list)) {
+    if (item.empty()) return Status::Error(fmt::format("empty budget in '{}'", budget_list));
+    H2O_ASSIGN_OR_RETURN(KvBudget b, ParseKvBudget(item));
+    if (!budgets.empty() && b.percent != budgets.front().percent) {
+      return Status::Error(fmt::format(
+          "budgets '{}' mix percentages and token counts (use one kind: they share an x axis)",
+          budget_list));
+    }
+    budgets.push_back(std::move(b));
+  }
+  for (const std::string& policy : specs) {
+    if (policy.find(':') != std::string::npos) {
+      return Status::Error(
+          fmt::format("'{}' has parameters; a budget sweep takes bare policy names (e.g. "
+                      "full,local,h2o,sink) and splits each budget itself",
+                      policy));
+    }
+    if (policy == "full") {
+      entries.push_back({policy, "", policy});
+      continue;
+    }
+    for (const KvBudget& b : budgets) {
+      H2O_ASSIGN_OR_RETURN(std::string spec, KvSpecAtBudget(policy, b.text));
+      // The expansion is checked like a hand-written spec (e.g. too large).
+      H2O_RETURN_IF_ERROR(ParseKvSpec(spec).status());
+      entries.push_back({policy, b.text, std::move(spec)});
+    }
+  }
+  return entries;
+}
+
+}  // namespace h2o

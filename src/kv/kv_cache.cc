@@ -134,6 +134,26 @@ void KvCache::Clear() {
   std::fill(free_top_.begin(), free_top_.end(), 0);
 }
 
+void KvCache::CopyFrom(const KvCache& other) {
+  const KvCacheConfig& o = other.config_;
+  H2O_CHECK(o.n_layer == config_.n_layer && o.n_head_kv == config_.n_head_kv &&
+            o.head_dim == config_.head_dim && o.budget == config_.budget &&
+            o.capacity == config_.capacity && o.type == config_.type);
+  H2O_CHECK(other.policy_->name() == policy_->name());
+  // Equal sizes: vector assignment copies in place.
+  k_ = other.k_;
+  v_ = other.v_;
+  pos_ = other.pos_;
+  score_ = other.score_;
+  step_attn_ = other.step_attn_;
+  count_ = other.count_;
+  high_water_ = other.high_water_;
+  newest_pos_ = other.newest_pos_;
+  free_slots_ = other.free_slots_;
+  free_top_ = other.free_top_;
+  policy_->CopyStateFrom(*other.policy_);
+}
+
 size_t KvCache::AllocatedBytes() const { return AllocatedBytesFor(config_, *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {

@@ -79,6 +79,12 @@ class KvCache {
   // Forgets every token (slots stay allocated).
   void Clear();
 
+  // Makes this cache hold exactly what `other` holds (tokens, slots,
+  // scores, the policy's state), so both evict alike from here on: lets a
+  // caller save a prefix once and score several continuations of it.
+  // Requires the same config and policy name. Allocates nothing.
+  void CopyFrom(const KvCache& other);
+
   // Bytes allocated for K/V storage and per-slot metadata: a constant,
   // fixed at construction.
   size_t AllocatedBytes() const;

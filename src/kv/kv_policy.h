@@ -37,6 +37,10 @@ class EvictionPolicy {
   // Whether attention must accumulate scores / record the step's attention.
   virtual bool needs_scores() const { return false; }
   virtual bool needs_step_attention() const { return false; }
+  // Takes over `other`'s mutable state (random's generator), so a cache
+  // copied with KvCache::CopyFrom evicts exactly as the original would.
+  // Requires other.name() == name(). Stateless policies have nothing to copy.
+  virtual void CopyStateFrom(const EvictionPolicy& other) { (void)other; }
 };
 
 // Never evicts: the cache's budget equals its capacity (the context).

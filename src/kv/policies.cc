@@ -125,6 +125,12 @@ RandomPolicy::RandomPolicy(int32_t k, int32_t recent, uint64_t seed)
   H2O_CHECK(static_cast<int64_t>(k) + recent <= std::numeric_limits<int32_t>::max());
 }
 
+void RandomPolicy::CopyStateFrom(const EvictionPolicy& other) {
+  const auto* random = dynamic_cast<const RandomPolicy*>(&other);
+  H2O_CHECK(random != nullptr);
+  rng_ = random->rng_;
+}
+
 uint64_t RandomPolicy::UniformIndex(std::mt19937_64& rng, uint64_t n) {
   H2O_CHECK(n >= 1);
   // 2^64 mod n, computed in 64 bits: (2^64 - n) mod n.

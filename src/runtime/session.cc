@@ -100,6 +100,21 @@ std::span<const float> Session::last_logits() const {
   return all.subspan(all.size() - n_vocab, n_vocab);
 }
 
+void Session::Save(SessionSnapshot& snapshot) const {
+  if (snapshot.cache == nullptr) {
+    snapshot.cache =
+        std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));
+  }
+  snapshot.cache->CopyFrom(*cache_);
+  snapshot.n_past = n_past_;
+}
+
+void Session::Restore(const SessionSnapshot& snapshot) {
+  H2O_CHECK(snapshot.cache != nullptr && snapshot.n_past >= 0);
+  cache_->CopyFrom(*snapshot.cache);
+  n_past_ = snapshot.n_past;
+}
+
 void Session::Reset() {
   n_past_ = 0;
   cache_->Clear();

@@ -29,6 +29,13 @@ struct SessionOptions {
   bool kv_pos_shift = false;
 };
 
+// A saved sequence state (KV cache and position) of one Session; see
+// Session::Save.
+struct SessionSnapshot {
+  std::unique_ptr<KvCache> cache;  // allocated by the first Save
+  int32_t n_past = -1;             // -1: nothing saved yet
+};
+
 class Session {
  public:
   // Errors: bad option values (one line, naming the option).
@@ -62,6 +69,14 @@ class Session {
   void set_attention_observer(AttentionObserver* observer) {
     forward_.set_attention_observer(observer);
   }
+
+  // Save copies the sequence state into `snapshot` (allocating its cache on
+  // first use); Restore puts it back, after which every Eval gives the
+  // same logits and evictions as right after the Save. Scoring several
+  // continuations of one prefix then runs the prefix once. Restore
+  // requires a snapshot saved from this session. logits() are not saved.
+  void Save(SessionSnapshot& snapshot) const;
+  void Restore(const SessionSnapshot& snapshot);
 
  private:
   Session(const Model& model, const SessionOptions& options, std::unique_ptr<KvCache> cache);

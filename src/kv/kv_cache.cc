@@ -1,5 +1,6 @@
 #include "kv/kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/status.h"
@@ -140,16 +141,23 @@ void KvCache::CopyFrom(const KvCache& other) {
             o.head_dim == config_.head_dim && o.budget == config_.budget &&
             o.capacity == config_.capacity && o.type == config_.type);
   H2O_CHECK(other.policy_->name() == policy_->name());
-  // Equal sizes: vector assignment copies in place.
-  k_ = other.k_;
-  v_ = other.v_;
-  pos_ = other.pos_;
-  score_ = other.score_;
-  step_attn_ = other.step_attn_;
+  // Only slots below each head's high-water mark are ever read, so only
+  // those are copied (a full cache of a long context is mostly unwritten).
+  const size_t n_heads = count_.size();
+  const size_t cap = static_cast<size_t>(config_.capacity);
+  for (size_t h = 0; h < n_heads; ++h) {
+    const size_t first = h * cap;
+    const size_t used = static_cast<size_t>(other.high_water_[h]);
+    std::memcpy(&k_[first * row_bytes_], &other.k_[first * row_bytes_], used * row_bytes_);
+    std::memcpy(&v_[first * row_bytes_], &other.v_[first * row_bytes_], used * row_bytes_);
+    std::copy_n(&other.pos_[first], used, &pos_[first]);
+    if (!score_.empty()) std::copy_n(&other.score_[first], used, &score_[first]);
+    if (!step_attn_.empty()) std::copy_n(&other.step_attn_[first], used, &step_attn_[first]);
+    std::copy_n(&other.free_slots_[first], other.free_top_[h], &free_slots_[first]);
+  }
   count_ = other.count_;
   high_water_ = other.high_water_;
   newest_pos_ = other.newest_pos_;
-  free_slots_ = other.free_slots_;
   free_top_ = other.free_top_;
   policy_->CopyStateFrom(*other.policy_);
 }

@@ -1,10 +1,20 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/format.h>
 
 namespace h2o {
+
+namespace {
+
+uint64_t NextSessionId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Session>> Session::Create(const Model& model,
                                                   const SessionOptions& options) {
@@ -58,6 +68,7 @@ Result<std::unique_ptr<Session>> Session::Create(const Model& model,
 Session::Session(const Model& model, const SessionOptions& options,
                  std::unique_ptr<KvCache> cache)
     : model_(model),
+      id_(NextSessionId()),
       n_ctx_(options.n_ctx),
       max_chunk_(options.max_chunk),
       unbounded_positions_(options.kv_pos_shift),
@@ -101,16 +112,17 @@ std::span<const float> Session::last_logits() const {
 }
 
 void Session::Save(SessionSnapshot& snapshot) const {
-  if (snapshot.cache == nullptr) {
+  if (snapshot.cache == nullptr || snapshot.session_id != id_) {
     snapshot.cache =
         std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));
+    snapshot.session_id = id_;
   }
   snapshot.cache->CopyFrom(*cache_);
   snapshot.n_past = n_past_;
 }
 
 void Session::Restore(const SessionSnapshot& snapshot) {
-  H2O_CHECK(snapshot.cache != nullptr && snapshot.n_past >= 0);
+  H2O_CHECK(snapshot.session_id == id_ && snapshot.n_past >= 0);
   cache_->CopyFrom(*snapshot.cache);
   n_past_ = snapshot.n_past;
 }

@@ -32,8 +32,9 @@ struct SessionOptions {
 // A saved sequence state (KV cache and position) of one Session; see
 // Session::Save.
 struct SessionSnapshot {
-  std::unique_ptr<KvCache> cache;  // allocated by the first Save
+  std::unique_ptr<KvCache> cache;
   int32_t n_past = -1;             // -1: nothing saved yet
+  uint64_t session_id = 0;         // Session::id() of the saver; 0: none
 };
 
 class Session {
@@ -70,18 +71,22 @@ class Session {
     forward_.set_attention_observer(observer);
   }
 
-  // Save copies the sequence state into `snapshot` (allocating its cache on
-  // first use); Restore puts it back, after which every Eval gives the
-  // same logits and evictions as right after the Save. Scoring several
-  // continuations of one prefix then runs the prefix once. Restore
-  // requires a snapshot saved from this session. logits() are not saved.
+  // Save copies the sequence state into `snapshot` (allocating its cache
+  // when it is empty or holds another session's state); Restore puts it
+  // back, after which every Eval gives the same logits and evictions as
+  // right after the Save. Scoring several continuations of one prefix then
+  // runs the prefix once. Restore requires a snapshot this session saved
+  // (checked). logits() are not saved.
   void Save(SessionSnapshot& snapshot) const;
   void Restore(const SessionSnapshot& snapshot);
+  // Distinct for every Session a process creates (never reused).
+  uint64_t id() const { return id_; }
 
  private:
   Session(const Model& model, const SessionOptions& options, std::unique_ptr<KvCache> cache);
 
   const Model& model_;
+  uint64_t id_;
   int32_t n_ctx_;
   int32_t max_chunk_;
   bool unbounded_positions_;  // pos-shift: n_ctx does not limit the sequence

@@ -22,5 +22,6 @@ Command RegisterConvert(CLI::App& app);
 Command RegisterBench(CLI::App& app);
 Command RegisterMkModel(CLI::App& app);
 Command RegisterAnalyze(CLI::App& app);
+Command RegisterEval(CLI::App& app);
 
 }  // namespace h2o::cli

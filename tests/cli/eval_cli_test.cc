@@ -1,0 +1,325 @@
+// `h2o eval` through the real binary: the cloze accuracies of
+// reference_cloze.json (computed by an independent implementation) for
+// every policy, scoring requests in the H2O repository's format checked
+// against `h2o perplexity`, and the one-line errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/run_binary.h"
+#include "model/model.h"
+#include "test_data.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/tokenizer.h"
+
+namespace h2o {
+namespace {
+
+using testing::ExpectOneErrorLine;
+using testing::RunH2o;
+
+const std::string kModel = testing::ModelPath();
+const std::string kCloze = testing::DataPath("tinystories_cloze_56.jsonl");
+
+// reference_cloze.json keys are policy:heavy:recent (sinks for sink).
+std::string SpecOfReferenceKey(const std::string& key) {
+  const size_t a = key.find(':'), b = key.find(':', a + 1);
+  const std::string policy = key.substr(0, a), first = key.substr(a + 1, b - a - 1),
+                    second = key.substr(b + 1);
+  if (policy == "full") return "full";
+  if (policy == "h2o") return fmt::format("h2o:heavy={},recent={}", first, second);
+  if (policy == "local") return fmt::format("local:recent={}", second);
+  if (policy == "sink") return fmt::format("sink:sinks={},recent={}", first, second);
+  if (policy == "h2only") return fmt::format("h2only:heavy={}", first);
+  ADD_FAILURE() << "unknown policy in reference key " << key;
+  return "";
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Runs the reference keys in one invocation (a --kv list) and compares acc
+// and acc_norm exactly: both are counts over 56 items.
+void ExpectClozeReference(const std::vector<std::string>& keys) {
+  const nlohmann::json reference = testing::ReadJson("stories260K/reference_cloze.json")["results"];
+  std::string kv_list;
+  for (const std::string& key : keys) {
+    ASSERT_TRUE(reference.contains(key)) << key;
+    if (!kv_list.empty()) kv_list += ',';
+    kv_list += SpecOfReferenceKey(key);
+  }
+  // The reference keeps K/V in double precision; f16 rounding flips a few
+  // near-tied items under the tightest budgets, so K/V stay f32 here.
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --chunk 1 --kv-type f32 --json "
+                                    "--kv {}", kModel, kCloze, kv_list));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["results"].size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    SCOPED_TRACE(keys[i]);
+    const auto& row = out["results"][i];
+    EXPECT_EQ(row["kv"], SpecOfReferenceKey(keys[i]));
+    EXPECT_EQ(row["n"], 56);
+    EXPECT_EQ(row["acc"].get<double>(), reference[keys[i]]["acc"].get<double>());
+    EXPECT_EQ(row["acc_norm"].get<double>(), reference[keys[i]]["acc_norm"].get<double>());
+  }
+}
+
+// The groups below must cover every key of the reference file.
+const std::vector<std::vector<std::string>> kClozeGroups = {
+    {"full:0:0"},
+    {"h2o:8:8", "local:0:16", "sink:4:12"},
+    {"h2o:16:16", "local:0:32", "sink:4:28"},
+    {"h2only:32:0", "h2o:32:32", "local:0:64"}};
+
+TEST(EvalCloze, GroupsCoverEveryReferenceKey) {
+  std::set<std::string> covered, listed;
+  for (const auto& group : kClozeGroups) covered.insert(group.begin(), group.end());
+  const nlohmann::json reference = testing::ReadJson("stories260K/reference_cloze.json");
+  for (const auto& [key, value] : reference["results"].items()) listed.insert(key);
+  EXPECT_EQ(listed.size(), 10u);
+  EXPECT_EQ(covered, listed);
+}
+
+// One test per budget so ctest runs them in parallel.
+TEST(EvalCloze, FullCacheMatchesReference) { ExpectClozeReference(kClozeGroups[0]); }
+TEST(EvalCloze, Budget16MatchesReference) { ExpectClozeReference(kClozeGroups[1]); }
+TEST(EvalCloze, Budget32MatchesReference) { ExpectClozeReference(kClozeGroups[2]); }
+TEST(EvalCloze, Budget64MatchesReference) { ExpectClozeReference(kClozeGroups[3]); }
+
+TEST(EvalCloze, TextTableHasOneRowPerPolicyWithStdErr) {
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 8 --kv full,local:recent=8",
+                                    kModel, kCloze));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("8 items, 0-shot"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nfull "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nlocal:recent=8 "), std::string::npos) << r.out;
+}
+
+TEST(EvalCloze, LimitAndShotsChangeThePrompt) {
+  const auto zero = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --json", kModel, kCloze));
+  const auto two = RunH2o(
+      fmt::format("eval -m {} --task {} -t 1 --limit 12 --shots 2 --json", kModel, kCloze));
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const auto z = nlohmann::json::parse(zero.out), t = nlohmann::json::parse(two.out);
+  EXPECT_EQ(z["items"], 12);
+  EXPECT_EQ(z["shots"], 0);
+  EXPECT_EQ(t["shots"], 2);
+  EXPECT_EQ(t["results"][0]["n"], 12);
+}
+
+TEST(EvalCloze, ContextsLongerThanTheContextSizeAreCutFromTheLeft) {
+  const auto r = RunH2o(
+      fmt::format("eval -m {} --task {} -t 1 --limit 4 -c 96 --json", kModel, kCloze));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["truncated_items"], 4);
+  EXPECT_EQ(out["n_ctx"], 96);
+}
+
+// --- the H2O repository's scoring requests ---
+
+// Requests as its generate_task_data.py writes them (keys in its order).
+std::string RequestLine(const std::string& prompt, int logprobs = 1) {
+  nlohmann::ordered_json request = {{"best_of", 1},       {"echo", true},
+                                    {"logprobs", logprobs}, {"max_tokens", 0},
+                                    {"model", "x"},       {"n", 1},
+                                    {"prompt", prompt},   {"request_type", "language-model-inference"},
+                                    {"stop", nullptr},    {"temperature", 0},
+                                    {"top_p", 1}};
+  return request.dump() + "\n";
+}
+
+const std::vector<std::string> kPrompts = {
+    "Once upon a time, there was a little girl named Lily. She loved to play outside.",
+    "Tom had a big red ball. He threw it to his dog, and the dog ran fast.",
+    "The sun was hot.",
+    "Mia said, \"Let's go to the park!\"\nHer mom smiled."};
+
+// Per-token log-probabilities by an independent path: `h2o perplexity` on
+// every prefix of the prompt's ids (one stream per line), whose nll_sum
+// differences are the tokens' negative log-likelihoods.
+std::vector<double> LogprobsViaPerplexity(const std::vector<int32_t>& ids, const std::string& kv) {
+  std::string streams;
+  for (size_t end = 2; end <= ids.size(); ++end) {
+    streams += testing::JoinIds(std::vector<int32_t>(ids.begin(), ids.begin() + end)) + "\n";
+  }
+  const std::string path = WriteTemp("h2o_eval_prefixes.txt", streams);
+  const auto r = RunH2o(fmt::format("perplexity -m {} -t 1 --kv {} --json --token-file {}",
+                                    kModel, kv, path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  std::vector<double> logprobs;
+  double previous = 0.0;
+  for (const auto& stream : out["per_stream"]) {
+    const double nll = stream["nll_sum"].get<double>();
+    logprobs.push_back(previous - nll);
+    previous = nll;
+  }
+  return logprobs;
+}
+
+// The bundled model's vocabulary, to map the result's token strings back
+// to ids as the repository's evaluator does (convert_tokens_to_ids).
+struct BundledVocab {
+  BundledVocab() {
+    auto model = Model::Load(kModel);
+    EXPECT_TRUE(model.ok());
+    tokenizer = std::make_unique<Tokenizer>(LoadVocabFromGguf((*model)->file()).value());
+    for (int32_t id = 0; id < tokenizer->n_vocab(); ++id) ids[tokenizer->vocab().tokens[id]] = id;
+  }
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::map<std::string, int32_t> ids;
+};
+
+std::vector<int32_t> IdsOfPieces(const BundledVocab& vocab, const nlohmann::ordered_json& pieces) {
+  std::vector<int32_t> ids;
+  for (const auto& piece : pieces) {
+    const auto it = vocab.ids.find(piece.get<std::string>());
+    EXPECT_NE(it, vocab.ids.end()) << piece;
+    ids.push_back(it == vocab.ids.end() ? 0 : it->second);
+  }
+  return ids;
+}
+
+TEST(EvalRequests, AnswersMatchPerplexityPerTokenAndDecodeToThePrompt) {
+  const BundledVocab vocab;
+  std::string requests;
+  for (const std::string& p : kPrompts) requests += RequestLine(p);
+  const std::string task = WriteTemp("h2o_eval_requests.jsonl", requests);
+  const std::string out_path = ::testing::TempDir() + "h2o_eval_results.jsonl";
+  for (const std::string kv : {"full", "h2o:heavy=4,recent=4"}) {
+    SCOPED_TRACE(kv);
+    std::filesystem::remove(out_path);
+    const auto r = RunH2o(fmt::format("eval -m {} -t 1 --kv {} --task {} --out {}", kModel, kv,
+                                      task, out_path));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("answered 4 requests"), std::string::npos) << r.out;
+    std::ifstream in(out_path);
+    std::string line;
+    size_t n = 0;
+    for (; std::getline(in, line); ++n) {
+      ASSERT_LT(n, kPrompts.size());
+      SCOPED_TRACE(kPrompts[n]);
+      const auto result = nlohmann::ordered_json::parse(line);
+      // The evaluator finds a result by the request's serialized text.
+      EXPECT_EQ(result["request"].dump() + "\n", RequestLine(kPrompts[n]));
+      const auto& choice = result["result"]["choices"][0];
+      EXPECT_EQ(choice["text"], kPrompts[n]);
+      const auto& lp = choice["logprobs"];
+      const size_t n_tokens = lp["tokens"].size();
+      ASSERT_GE(n_tokens, 4u);
+      ASSERT_EQ(lp["token_logprobs"].size(), n_tokens);
+      ASSERT_EQ(lp["top_logprobs"].size(), n_tokens);
+      ASSERT_EQ(lp["text_offset"].size(), n_tokens);
+      EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+      EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+
+      // Tokens: the prompt without BOS, decoding back to it.
+      const std::vector<int32_t> ids = IdsOfPieces(vocab, lp["tokens"]);
+      EXPECT_EQ(ids, vocab.tokenizer->Encode(kPrompts[n], /*add_bos=*/false));
+      EXPECT_EQ(vocab.tokenizer->Decode(ids), kPrompts[n]);
+      for (size_t i = 0; i < n_tokens; ++i) {
+        std::string piece = vocab.tokenizer->TokenToPiece(ids[i]);
+        if (i == 0) piece.erase(0, 1);  // the dummy-prefix space
+        EXPECT_EQ(kPrompts[n].substr(lp["text_offset"][i].get<size_t>(), piece.size()), piece);
+      }
+
+      const std::vector<double> expected = LogprobsViaPerplexity(ids, kv);
+      ASSERT_EQ(expected.size(), n_tokens - 1);
+      for (size_t i = 1; i < n_tokens; ++i) {
+        const double logprob = lp["token_logprobs"][i].get<double>();
+        EXPECT_NEAR(logprob, expected[i - 1], 1e-6) << "token " << i;
+        // The top entry is at least as likely as the actual token, and is
+        // the token itself exactly when the evaluator counts it correct.
+        const auto& top = lp["top_logprobs"][i];
+        ASSERT_EQ(top.size(), 1u);
+        const double top_logprob = top.begin().value().get<double>();
+        EXPECT_GE(top_logprob, logprob - 1e-12);
+        if (top.begin().key() == lp["tokens"][i]) {
+          EXPECT_EQ(top_logprob, logprob);
+        }
+      }
+    }
+    EXPECT_EQ(n, kPrompts.size());
+  }
+}
+
+TEST(EvalRequests, TopEntryIsTheGreedyNextToken) {
+  const BundledVocab vocab;
+  const std::string prompt = kPrompts[0];
+  const auto r = RunH2o(fmt::format("eval -m {} -t 1 --task {}", kModel,
+                                    WriteTemp("h2o_eval_greedy.jsonl", RequestLine(prompt, 3))));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto result = nlohmann::ordered_json::parse(r.out);
+  const auto& lp = result["result"]["choices"][0]["logprobs"];
+  const std::vector<int32_t> ids = IdsOfPieces(vocab, lp["tokens"]);
+  for (size_t i : {1u, 5u, 9u}) {
+    // `h2o generate` greedy from the first i tokens, one token at a time.
+    const auto g = RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 -n 1 --print-ids "
+                                      "--tokens '{}'", kModel,
+                                      testing::JoinIds({ids.begin(), ids.begin() + i})));
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const std::string greedy = g.out.substr(g.out.find_last_of(' ') + 1);
+    const auto& top = lp["top_logprobs"][i];
+    ASSERT_EQ(top.size(), 3u);  // "logprobs": 3
+    EXPECT_EQ(vocab.ids.at(top.begin().key()), std::stoi(greedy)) << "position " << i;
+    double previous = 0.0;
+    for (const auto& [piece, logprob] : top.items()) {
+      EXPECT_LE(logprob.get<double>(), previous) << piece;
+      previous = logprob.get<double>();
+    }
+  }
+}
+
+// --- errors: one line, exit 1 ---
+
+TEST(EvalErrors, BadTaskFilesNameTheFileAndLine) {
+  const std::string base = fmt::format("eval -m {} --task ", kModel);
+  ExpectOneErrorLine(RunH2o(base + "/nonexistent/task.jsonl"), "/nonexistent/task.jsonl: cannot open");
+  const std::string good = R"({"context": "A cat sat.", "choices": ["It ran.", "It slept."], "gold": 1})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {good + "\n{\"context\": \"x\", \"choices\": [\"a\"], \"gold\":\n", ":2: not valid JSON"},
+      {good + "\n\n" + R"({"context": "x", "choices": ["a", "b"], "gold": 2})", ":3: 'gold' is 2"},
+      {R"({"context": "x", "choices": [], "gold": 0})", ":1: 'choices' is empty"},
+      {R"({"context": "x", "choices": ["a", ""], "gold": 0})", ":1: choice 1 is an empty string"},
+      {R"({"context": "x", "choices": ["a"], "gold": "0"})", ":1: field 'gold' must be an integer"},
+      {R"({"question": "x", "answer": "y"})", ":1: unknown task format"},
+      {good + "\n" + RequestLine("x"), ":2: a score-requests line in a multiple-choice file"},
+      {"[1, 2]", ":1: expected a JSON object per line"},
+      {R"({"prompt": "x", "echo": true, "max_tokens": 16})", ":1: only scoring requests"},
+      {R"({"prompt": "x", "max_tokens": 0})", ":1: only scoring requests"},
+  };
+  for (const auto& [text, needle] : cases) {
+    SCOPED_TRACE(text);
+    const std::string path = WriteTemp("h2o_eval_bad.jsonl", text);
+    ExpectOneErrorLine(RunH2o(base + path), path + needle);
+  }
+  ExpectOneErrorLine(RunH2o(base + WriteTemp("h2o_eval_empty.jsonl", "\n \n")),
+                     "no JSON lines");
+}
+
+TEST(EvalErrors, BadOptionsAreOneLine) {
+  const std::string base = fmt::format("eval -m {} --task {}", kModel, kCloze);
+  ExpectOneErrorLine(RunH2o(base + " --shots 56"), "--shots 56 needs more items than shots");
+  ExpectOneErrorLine(RunH2o(base + " --kv bogus:k=1"), "--kv");
+  ExpectOneErrorLine(RunH2o(base + " --generate"), "--generate needs summarization items");
+  const std::string requests = WriteTemp("h2o_eval_one_request.jsonl", RequestLine("Hi."));
+  ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --kv full,local:recent=4", kModel,
+                                        requests)),
+                     "one --kv policy per run");
+  ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --shots 1", kModel, requests)),
+                     "--shots applies to multiple-choice tasks");
+}
+
+}  // namespace
+}  // namespace h2o

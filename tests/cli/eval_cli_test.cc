@@ -8,10 +8,13 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/run_binary.h"
+#include "eval/bleu.h"
+#include "eval/rouge.h"
 #include "model/model.h"
 #include "test_data.h"
 #include "tokenizer/gguf_vocab.h"
@@ -319,6 +322,159 @@ TEST(EvalErrors, BadOptionsAreOneLine) {
                      "one --kv policy per run");
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --shots 1", kModel, requests)),
                      "--shots applies to multiple-choice tasks");
+}
+
+// --- summarization (the mechanics: the 260K model cannot summarize news) ---
+
+const std::string kXsum = testing::DataPath("xsum_0shot_10.jsonl");
+
+std::vector<nlohmann::ordered_json> ReadLines(const std::string& path) {
+  std::vector<nlohmann::ordered_json> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::ordered_json::parse(line));
+  return lines;
+}
+
+std::vector<int32_t> IdsOf(const nlohmann::ordered_json& ids) {
+  return ids.get<std::vector<int32_t>>();
+}
+
+// The ids `h2o generate --print-ids` prints after the prompt.
+std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, const std::string& args) {
+  const auto r = RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 --print-ids {} "
+                                    "--tokens '{}'", kModel, args, testing::JoinIds(prompt)));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  std::vector<int32_t> ids;
+  int32_t id;
+  while (in >> id) ids.push_back(id);
+  EXPECT_GE(ids.size(), prompt.size());
+  return std::vector<int32_t>(ids.begin() + std::min(prompt.size(), ids.size()), ids.end());
+}
+
+TEST(EvalSummarize, GreedyOutputEqualsGenerateOnTheCutPrompt) {
+  const BundledVocab vocab;
+  const std::string out_path = ::testing::TempDir() + "h2o_eval_xsum.jsonl";
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} --generate --limit 2 -t 1 -c 200 "
+                                    "--temp 0 --kv full,h2o:heavy=16,recent=16 --out {}",
+                                    kModel, kXsum, out_path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 articles cut from the left to fit 200 tokens"), std::string::npos)
+      << r.out;
+  const auto results = ReadLines(out_path);
+  ASSERT_EQ(results.size(), 4u);  // 2 items x 2 policies
+  for (const auto& line : results) {
+    const auto& result = line["result"];
+    const std::string kv = result["kv"];
+    SCOPED_TRACE(kv);
+    const std::string article = line["request"]["article"];
+    // Articles are long: BOS + their last tokens, leaving max_tokens free.
+    const std::vector<int32_t> all = vocab.tokenizer->Encode(article, /*add_bos=*/true);
+    const int64_t max_tokens = line["request"]["max_tokens"];
+    ASSERT_EQ(max_tokens, 64);
+    const int64_t room = 200 - max_tokens;
+    ASSERT_GT(static_cast<int64_t>(all.size()), room);
+    ASSERT_EQ(result["prompt_tokens"], room);
+    EXPECT_EQ(result["dropped_article_tokens"], static_cast<int64_t>(all.size()) - room);
+    std::vector<int32_t> prompt = {all[0]};
+    prompt.insert(prompt.end(), all.end() - (room - 1), all.end());
+    const auto& choice = result["choices"][0];
+    const std::vector<int32_t> generated = IdsOf(choice["logprobs"]["token_ids"]);
+    EXPECT_EQ(generated, GenerateIds(prompt, fmt::format("-c 200 -n 64 --kv {}", kv)));
+    // The text is the generated tokens' pieces.
+    std::string text;
+    for (int32_t id : generated) text += vocab.tokenizer->TokenToPiece(id);
+    EXPECT_EQ(choice["text"], text);
+    EXPECT_EQ(choice["logprobs"]["tokens"].size(), generated.size());
+    EXPECT_EQ(choice["finish_reason"], generated.size() == 64 ? "length" : "stop");
+  }
+}
+
+TEST(EvalSummarize, StopStringsCutTheText) {
+  // A short article whose greedy continuation is known, then the same with
+  // a word from the middle of it as the stop string.
+  auto item = [](const std::string& stop) {
+    nlohmann::ordered_json j = {{"article", "Once upon a time, there was a little dog."},
+                                {"summary_gt", "A dog."},
+                                {"max_tokens", 40},
+                                {"temperature", 0},
+                                {"stop", nlohmann::json::array({stop})}};
+    return j.dump() + "\n";
+  };
+  const std::string base = fmt::format("eval -m {} --generate -t 1 --json --out ", kModel);
+  const std::string out_path = ::testing::TempDir() + "h2o_eval_stop.jsonl";
+  ASSERT_EQ(RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop0.jsonl", item("###"))).exit_code, 0);
+  const auto free_run = ReadLines(out_path)[0]["result"]["choices"][0];
+  const std::string text = free_run["text"];
+  ASSERT_GT(text.size(), 40u) << text;
+  // The third word from the end of the first 30 characters.
+  const size_t space = text.rfind(' ', 30);
+  ASSERT_NE(space, std::string::npos);
+  const std::string stop = text.substr(space, 4);
+  ASSERT_EQ(RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop1.jsonl", item(stop))).exit_code, 0);
+  const auto stopped = ReadLines(out_path)[0]["result"]["choices"][0];
+  EXPECT_EQ(stopped["text"], text.substr(0, text.find(stop)));
+  EXPECT_EQ(stopped["finish_reason"], "stop");
+  EXPECT_LT(stopped["logprobs"]["token_ids"].size(), free_run["logprobs"]["token_ids"].size());
+}
+
+TEST(EvalSummarize, ReportsRougeOfTheTextsAndSelfBleu) {
+  const std::string out_path = ::testing::TempDir() + "h2o_eval_rouge.jsonl";
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} --generate --limit 3 -t 1 -c 256 "
+                                    "--kv full,local:recent=32 --json --out {}",
+                                    kModel, kXsum, out_path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["results"].size(), 2u);
+  const auto results = ReadLines(out_path);
+  ASSERT_EQ(results.size(), 6u);
+  for (size_t p = 0; p < 2; ++p) {
+    const auto& row = out["results"][p];
+    SCOPED_TRACE(row["kv"].get<std::string>());
+    std::vector<std::string> texts;
+    RougeF1 sum;
+    for (size_t i = 0; i < 3; ++i) {
+      const auto& line = results[p * 3 + i];
+      EXPECT_EQ(line["result"]["kv"], row["kv"]);
+      texts.push_back(line["result"]["choices"][0]["text"]);
+      const RougeF1 f = Rouge(texts.back(), line["request"]["summary_gt"].get<std::string>());
+      sum.rouge1 += f.rouge1;
+      sum.rouge2 += f.rouge2;
+      sum.rougeL += f.rougeL;
+      if (p == 1) {
+        const std::string full_text = results[i]["result"]["choices"][0]["text"];
+        EXPECT_EQ(line["result"]["rouge_vs_full"]["rougeL"].get<double>(),
+                  Rouge(texts.back(), full_text).rougeL);
+      }
+    }
+    EXPECT_DOUBLE_EQ(row["rouge1"].get<double>(), sum.rouge1 / 3);
+    EXPECT_DOUBLE_EQ(row["rouge2"].get<double>(), sum.rouge2 / 3);
+    EXPECT_DOUBLE_EQ(row["rougeL"].get<double>(), sum.rougeL / 3);
+    EXPECT_DOUBLE_EQ(row["self_bleu"].get<double>(), SelfBleu(texts));
+  }
+  // The full cache against itself.
+  EXPECT_EQ(out["results"][0]["rouge1_vs_full"], 1.0);
+  EXPECT_EQ(out["results"][0]["rougeL_vs_full"], 1.0);
+  // Sampled at each item's temperature (0.3) from --seed: reproducible.
+  EXPECT_EQ(out["seed"], 0);
+}
+
+TEST(EvalErrors, BadSummarizationItems) {
+  const std::string base = fmt::format("eval -m {} --generate --task ", kModel);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"article": "x", "summary_gt": "y", "max_tokens": 0})", ":1: 'max_tokens' must be at least 1"},
+      {R"({"article": "x", "summary_gt": "y", "top_p": 0})", ":1: 'top_p' must be in (0, 1]"},
+      {R"({"article": "x", "summary_gt": "y", "temperature": -1})", ":1: 'temperature' must not be negative"},
+      {R"({"article": "x", "summary_gt": "y", "stop": [1]})", ":1: field 'stop' must be a list of strings"},
+      {R"({"article": "x"})", ":1: missing field 'summary_gt'"},
+      {R"({"article": "x", "summary_gt": "y", "max_tokens": 5000})", ":1: max_tokens 5000 leaves no room"},
+  };
+  for (const auto& [text, needle] : cases) {
+    SCOPED_TRACE(text);
+    const std::string path = WriteTemp("h2o_eval_bad_xsum.jsonl", text);
+    ExpectOneErrorLine(RunH2o(base + path), path + needle);
+  }
 }
 
 }  // namespace

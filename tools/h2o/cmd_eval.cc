@@ -14,8 +14,11 @@
 #include "core/atomic_file.h"
 #include "eval/jsonl.h"
 #include "eval/lm_requests.h"
+#include "eval/bleu.h"
 #include "eval/multiple_choice.h"
+#include "eval/progress.h"
 #include "eval/session_source.h"
+#include "eval/summarization.h"
 #include "eval/task_format.h"
 
 namespace h2o::cli {
@@ -28,6 +31,8 @@ struct EvalFlags {
   int64_t limit = 0;
   bool generate = false;
   std::string out_path;
+  float temperature = -1;  // < 0: each item's own
+  uint64_t seed = 0;
   bool json = false;
   bool quiet = false;
 };
@@ -35,9 +40,12 @@ struct EvalFlags {
 // One --kv spec of the list, and the sessions it runs items on.
 class PolicyRun {
  public:
-  PolicyRun(const EvalFlags& f, const Model& model, std::string spec_text, bool per_item)
-      : flags_(f.model), model_(model), per_item_(per_item) {
-    flags_.kv_spec = std::move(spec_text);
+  PolicyRun(const EvalFlags& f, const Model& model, const KvSpec& spec)
+      : flags_(f.model), model_(model), per_item_(KvSpecUsesPercent(spec)) {
+    flags_.kv_spec = spec.text;
+    // --kv-pos-shift is for the evicting policies in the list; the full
+    // cache they are compared with keeps positions as they are.
+    if (spec.policy == "full") flags_.kv_pos_shift = false;
   }
   const std::string& spec() const { return flags_.kv_spec; }
 
@@ -72,6 +80,13 @@ Result<std::vector<KvSpec>> ParseKvList(const std::string& text) {
   return specs;
 }
 
+// ", 3 contexts cut from the left to fit 512 tokens", or "" for none.
+std::string CutNote(int64_t count, const char* noun, int64_t n_ctx) {
+  if (count == 0) return "";
+  return fmt::format(", {} {}{} cut from the left to fit {} tokens", count, noun,
+                     count == 1 ? "" : "s", n_ctx);
+}
+
 // The context size sessions get: -c, else the model's.
 int64_t ContextSize(const EvalFlags& f, const Model& model) {
   return f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
@@ -102,14 +117,13 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
   nlohmann::json rows = nlohmann::json::array();
   if (!f.json) {
     std::printf("%s: %zu items, %d-shot, multiple choice, chunk %d%s\n", f.task_path.c_str(),
-                items.size(), f.shots, f.model.chunk,
-                truncated > 0 ? fmt::format(", {} contexts cut from the left to fit {} tokens",
-                                            truncated, n_ctx).c_str()
-                              : "");
+                items.size(), f.shots, f.model.chunk, CutNote(truncated, "context", n_ctx).c_str());
     std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");
   }
   for (const KvSpec& spec : specs) {
-    PolicyRun run(f, model, spec.text, KvSpecUsesPercent(spec));
+    ProgressBar progress(spec.text, static_cast<int64_t>(items.size()),
+                         ProgressBar::Enabled(f.quiet));
+    PolicyRun run(f, model, spec);
     const SessionSource source = run.Source();
     std::unique_ptr<ChoiceScorer> scorer;
     Session* scorer_session = nullptr;
@@ -124,6 +138,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
       auto scores = scorer->Score(tokens[i]);
       if (!scores.ok()) return Fail(scores.status().WithContext(lines[i].where));
       accuracy.Add(*scores, items[i].gold);
+      progress.Advance();
     }
     const double acc_se = ProportionStdErr(accuracy.acc(), accuracy.n);
     const double norm_se = ProportionStdErr(accuracy.acc_norm(), accuracy.n);
@@ -133,6 +148,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
                     {"acc_norm", accuracy.acc_norm()},
                     {"acc_norm_stderr", norm_se},
                     {"n", accuracy.n}});
+    progress.Finish();
     if (!f.json) {
       std::printf("%-28s %8.4f %8.4f %9.4f %8.4f\n", spec.text.c_str(), accuracy.acc(), acc_se,
                   accuracy.acc_norm(), norm_se);
@@ -167,11 +183,13 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     if (!request.ok()) return Fail(request.status());
     requests.push_back(std::move(request).value());
   }
-  PolicyRun run(f, model, specs[0].text, KvSpecUsesPercent(specs[0]));
+  PolicyRun run(f, model, specs[0]);
   const SessionSource source = run.Source();
   std::string results;
   int64_t n_tokens = 0;
   double logprob_sum = 0.0;
+  ProgressBar progress(specs[0].text, static_cast<int64_t>(requests.size()),
+                       ProgressBar::Enabled(f.quiet));
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<int32_t> ids = tokenizer.Encode(requests[i].prompt, /*add_bos=*/false);
@@ -186,7 +204,9 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     results += '\n';
     n_tokens += static_cast<int64_t>(ids.size()) - 1;
     for (size_t t = 1; t < ids.size(); ++t) logprob_sum += scored->logprob[t];
+    progress.Advance();
   }
+  progress.Finish();
   if (f.out_path.empty()) {
     std::fwrite(results.data(), 1, results.size(), stdout);
   } else if (Status s = WriteFileAtomically(f.out_path, results); !s.ok()) {
@@ -211,6 +231,145 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
                  "%.5f)%s\n", f.task_path.c_str(), requests.size(), specs[0].text.c_str(),
                  static_cast<long long>(n_tokens), mean,
                  f.out_path.empty() ? "" : fmt::format(" -> {}", f.out_path).c_str());
+  }
+  return 0;
+}
+
+// One item's generation under one policy, with its scores.
+struct SummaryRun {
+  Generation generation;
+  RougeF1 vs_reference, vs_full;
+};
+
+// Result line in the shape of the repository's run_summarization.py output,
+// plus the policy and the scores.
+nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::string& kv,
+                                         const SummaryPrompt& prompt, const SummaryRun& run,
+                                         const Tokenizer& tokenizer) {
+  using Json = nlohmann::ordered_json;
+  Json tokens = Json::array();
+  for (int32_t id : run.generation.ids) tokens.push_back(tokenizer.vocab().tokens[id]);
+  auto rouge = [](const RougeF1& r) {
+    return Json{{"rouge1", r.rouge1}, {"rouge2", r.rouge2}, {"rougeL", r.rougeL}};
+  };
+  Json choice = {{"text", run.generation.text},
+                 {"logprobs", {{"tokens", std::move(tokens)},
+                               {"token_logprobs", run.generation.logprobs},
+                               {"token_ids", run.generation.ids}}},
+                 {"finish_reason", run.generation.finish_reason}};
+  Json result = {{"kv", kv},
+                 {"choices", Json::array({std::move(choice)})},
+                 {"prompt_tokens", prompt.ids.size()},
+                 {"dropped_article_tokens", prompt.dropped},
+                 {"rouge", rouge(run.vs_reference)},
+                 {"rouge_vs_full", rouge(run.vs_full)}};
+  return Json{{"request", line.value}, {"result", std::move(result)}};
+}
+
+int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                     std::span<const JsonlLine> lines, std::span<const KvSpec> specs) {
+  const int64_t n_ctx = ContextSize(f, model);
+  std::vector<SummaryItem> items;
+  std::vector<SummaryPrompt> prompts;
+  int64_t truncated = 0;
+  for (const JsonlLine& line : lines) {
+    auto item = ParseSummaryItem(line);
+    if (!item.ok()) return Fail(item.status());
+    if (f.temperature >= 0) item->generation.sampling.temperature = f.temperature;
+    item->generation.sampling.seed = f.seed;
+    auto prompt = MakeSummaryPrompt(tokenizer, item->article, item->generation.max_tokens, n_ctx);
+    if (!prompt.ok()) return Fail(prompt.status().WithContext(line.where));
+    truncated += prompt->dropped > 0;
+    items.push_back(std::move(item).value());
+    prompts.push_back(std::move(prompt).value());
+  }
+  // The full-cache generations every policy is compared with; a "full" in
+  // the list reuses them (same prompt, options and seed: the same text).
+  auto generate_all = [&](const KvSpec& spec, std::vector<SummaryRun>& runs) -> Status {
+    ProgressBar progress(spec.text, static_cast<int64_t>(items.size()),
+                         ProgressBar::Enabled(f.quiet));
+    PolicyRun run(f, model, spec);
+    const SessionSource source = run.Source();
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto session = source(static_cast<int64_t>(prompts[i].ids.size()));
+      if (!session.ok()) return session.status().WithContext(lines[i].where);
+      auto generation = GenerateUntil(**session, tokenizer, prompts[i].ids, items[i].generation);
+      if (!generation.ok()) return generation.status().WithContext(lines[i].where);
+      runs.push_back({std::move(generation).value(), {}, {}});
+      runs.back().vs_reference = Rouge(runs.back().generation.text, items[i].summary_gt);
+      progress.Advance();
+    }
+    return Status::Ok();
+  };
+  std::vector<SummaryRun> full;
+  if (Status s = generate_all(ParseKvSpec("full").value(), full); !s.ok()) return Fail(s);
+
+  if (!f.json) {
+    std::printf("%s: %zu items, summarization, chunk %d%s\n", f.task_path.c_str(), items.size(),
+                f.model.chunk, CutNote(truncated, "article", n_ctx).c_str());
+  }
+  std::string out_lines;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const KvSpec& spec : specs) {
+    std::vector<SummaryRun> runs;
+    if (spec.policy == "full") {
+      runs = full;
+    } else if (Status s = generate_all(spec, runs); !s.ok()) {
+      return Fail(s);
+    }
+    RougeMean vs_reference, vs_full;
+    std::vector<std::string> texts;
+    int64_t generated = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+      runs[i].vs_full = Rouge(runs[i].generation.text, full[i].generation.text);
+      vs_reference.Add(runs[i].vs_reference);
+      vs_full.Add(runs[i].vs_full);
+      texts.push_back(runs[i].generation.text);
+      generated += static_cast<int64_t>(runs[i].generation.ids.size());
+      if (!f.out_path.empty()) {
+        out_lines += SummaryResultLine(lines[i], spec.text, prompts[i], runs[i], tokenizer)
+                         .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        out_lines += '\n';
+      }
+    }
+    const RougeF1 ref = vs_reference.Mean(), vsf = vs_full.Mean();
+    const double self_bleu = SelfBleu(texts);
+    rows.push_back({{"kv", spec.text},
+                    {"rouge1", ref.rouge1},
+                    {"rouge2", ref.rouge2},
+                    {"rougeL", ref.rougeL},
+                    {"rouge1_vs_full", vsf.rouge1},
+                    {"rouge2_vs_full", vsf.rouge2},
+                    {"rougeL_vs_full", vsf.rougeL},
+                    {"self_bleu", self_bleu},
+                    {"mean_generated_tokens", static_cast<double>(generated) / items.size()},
+                    {"n", items.size()}});
+  }
+  if (!f.out_path.empty()) {
+    if (Status s = WriteFileAtomically(f.out_path, out_lines); !s.ok()) return Fail(s);
+  }
+  if (f.json) {
+    const nlohmann::json out = {{"task", f.task_path},
+                                {"format", TaskFormatName(TaskFormat::kSummarization)},
+                                {"model", f.model.model_path},
+                                {"items", items.size()},
+                                {"chunk", f.model.chunk},
+                                {"kv_type", f.model.kv_type},
+                                {"n_ctx", n_ctx},
+                                {"seed", f.seed},
+                                {"truncated_items", truncated},
+                                {"results", rows}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-28s %7s %7s %7s   %-23s %9s\n", "kv", "R-1", "R-2", "R-L", "R-1/2/L vs full",
+              "self-BLEU");
+  for (const auto& row : rows) {
+    std::printf("%-28s %7.4f %7.4f %7.4f   %.4f %.4f %.4f %9.4f\n",
+                row["kv"].get<std::string>().c_str(), row["rouge1"].get<double>(),
+                row["rouge2"].get<double>(), row["rougeL"].get<double>(),
+                row["rouge1_vs_full"].get<double>(), row["rouge2_vs_full"].get<double>(),
+                row["rougeL_vs_full"].get<double>(), row["self_bleu"].get<double>());
   }
   return 0;
 }
@@ -246,7 +405,7 @@ int RunEval(const EvalFlags& f) {
     case TaskFormat::kScoreRequests:
       return RunScoreRequests(f, **model, *tokenizer, lines, *specs);
     case TaskFormat::kSummarization:
-      return Fail("summarization is not available yet");
+      return RunSummarization(f, **model, *tokenizer, lines, *specs);
   }
   return 1;
 }
@@ -271,7 +430,14 @@ Command RegisterEval(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--generate", f->generate, "summarization: generate and score with ROUGE");
   cmd->add_option("--out", f->out_path,
-                  "scoring requests: write the result lines here instead of stdout");
+                  "scoring requests: write the result lines here instead of stdout; "
+                  "summarization: write each generation as a result line");
+  cmd->add_option("--temp", f->temperature,
+                  "summarization: sampling temperature for every item (0: greedy; default: "
+                  "each item's \"temperature\")")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", f->seed, "summarization: sampling seed (each item starts from it)")
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "print the results as JSON");
   cmd->add_flag("-q,--quiet", f->quiet, "no progress or summary on stderr");
   return {cmd, [f] { return RunEval(*f); }};

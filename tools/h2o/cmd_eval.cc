@@ -12,9 +12,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "core/atomic_file.h"
+#include "eval/bleu.h"
 #include "eval/jsonl.h"
 #include "eval/lm_requests.h"
-#include "eval/bleu.h"
 #include "eval/multiple_choice.h"
 #include "eval/progress.h"
 #include "eval/session_source.h"
@@ -47,7 +47,6 @@ class PolicyRun {
     // cache they are compared with keeps positions as they are.
     if (spec.policy == "full") flags_.kv_pos_shift = false;
   }
-  const std::string& spec() const { return flags_.kv_spec; }
 
   // Percent budgets resolve against each item's prompt, so those specs get
   // a session per item; the others one session for every item.

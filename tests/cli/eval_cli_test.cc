@@ -49,31 +49,36 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   return path;
 }
 
-// Runs the reference keys in one invocation (a --kv list) and compares acc
-// and acc_norm exactly: both are counts over 56 items.
-void ExpectClozeReference(const std::vector<std::string>& keys) {
+// Runs reference keys in one invocation (`--kv` as given, optionally with
+// --budget) and compares acc and acc_norm exactly: both are counts over 56
+// items. `keys` are the reference keys the rows stand for, in row order.
+void ExpectClozeReference(const std::string& kv_args, const std::vector<std::string>& keys) {
   const nlohmann::json reference = testing::ReadJson("stories260K/reference_cloze.json")["results"];
-  std::string kv_list;
-  for (const std::string& key : keys) {
-    ASSERT_TRUE(reference.contains(key)) << key;
-    if (!kv_list.empty()) kv_list += ',';
-    kv_list += SpecOfReferenceKey(key);
-  }
   // The reference keeps K/V in double precision; f16 rounding flips a few
   // near-tied items under the tightest budgets, so K/V stay f32 here.
-  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --chunk 1 --kv-type f32 --json "
-                                    "--kv {}", kModel, kCloze, kv_list));
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --chunk 1 --kv-type f32 --json {}",
+                                    kModel, kCloze, kv_args));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["items"], 56);
   ASSERT_EQ(out["results"].size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     SCOPED_TRACE(keys[i]);
+    ASSERT_TRUE(reference.contains(keys[i]));
     const auto& row = out["results"][i];
     EXPECT_EQ(row["kv"], SpecOfReferenceKey(keys[i]));
-    EXPECT_EQ(row["n"], 56);
     EXPECT_EQ(row["acc"].get<double>(), reference[keys[i]]["acc"].get<double>());
     EXPECT_EQ(row["acc_norm"].get<double>(), reference[keys[i]]["acc_norm"].get<double>());
   }
+}
+
+std::string KvList(const std::vector<std::string>& keys) {
+  std::string list;
+  for (const std::string& key : keys) {
+    if (!list.empty()) list += ',';
+    list += SpecOfReferenceKey(key);
+  }
+  return "--kv " + list;
 }
 
 // The groups below must cover every key of the reference file.
@@ -92,11 +97,40 @@ TEST(EvalCloze, GroupsCoverEveryReferenceKey) {
   EXPECT_EQ(covered, listed);
 }
 
-// One test per budget so ctest runs them in parallel.
-TEST(EvalCloze, FullCacheMatchesReference) { ExpectClozeReference(kClozeGroups[0]); }
-TEST(EvalCloze, Budget16MatchesReference) { ExpectClozeReference(kClozeGroups[1]); }
-TEST(EvalCloze, Budget32MatchesReference) { ExpectClozeReference(kClozeGroups[2]); }
-TEST(EvalCloze, Budget64MatchesReference) { ExpectClozeReference(kClozeGroups[3]); }
+// One test per budget so ctest runs them in parallel. Budgets 16 and 32 go
+// through the --budget sweep (h2o splits it in half, sink keeps 4 sinks),
+// the others through explicit --kv lists.
+TEST(EvalCloze, FullCacheMatchesReference) {
+  ExpectClozeReference(KvList(kClozeGroups[0]), kClozeGroups[0]);
+}
+TEST(EvalCloze, Budget16SweepMatchesReference) {
+  ExpectClozeReference("--kv h2o,local,sink --budget 16", kClozeGroups[1]);
+}
+TEST(EvalCloze, Budget32SweepMatchesReference) {
+  ExpectClozeReference("--kv h2o,local,sink --budget 32", kClozeGroups[2]);
+}
+TEST(EvalCloze, Budget64MatchesReference) {
+  ExpectClozeReference(KvList(kClozeGroups[3]), kClozeGroups[3]);
+}
+
+TEST(EvalCloze, SweepWritesTheReportFiles) {
+  const std::string prefix = ::testing::TempDir() + "h2o_eval_sweep";
+  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 6 --kv full,local,h2o "
+                                    "--budget 25%,50% --report {}", kModel, kCloze, prefix));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The Figure-4 table: one row per policy, one column per budget.
+  EXPECT_NE(r.out.find("| policy | 25% | 50% |"), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(testing::ReadFileOrEmpty(prefix + ".json"));
+  ASSERT_EQ(report["rows"].size(), 5u);  // full once, then 2 policies x 2 budgets
+  EXPECT_EQ(report["rows"][0]["policy"], "full");
+  EXPECT_EQ(report["rows"][1]["kv"], "local:recent=25%");
+  EXPECT_EQ(report["rows"][4]["kv"], "h2o:heavy=25%,recent=25%");
+  EXPECT_EQ(report["rows"][4]["budget"], "50%");
+  EXPECT_NE(testing::ReadFileOrEmpty(prefix + ".csv").find("policy,budget,kv,acc,acc_norm"),
+            std::string::npos);
+  EXPECT_NE(testing::ReadFileOrEmpty(prefix + ".svg").find("<svg"), std::string::npos);
+  EXPECT_NE(testing::ReadFileOrEmpty(prefix + ".md").find("### acc_norm"), std::string::npos);
+}
 
 TEST(EvalCloze, TextTableHasOneRowPerPolicyWithStdErr) {
   const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 8 --kv full,local:recent=8",
@@ -117,7 +151,7 @@ TEST(EvalCloze, LimitAndShotsChangeThePrompt) {
   EXPECT_EQ(z["items"], 12);
   EXPECT_EQ(z["shots"], 0);
   EXPECT_EQ(t["shots"], 2);
-  EXPECT_EQ(t["results"][0]["n"], 12);
+  EXPECT_EQ(t["results"].size(), 1u);
 }
 
 TEST(EvalCloze, ContextsLongerThanTheContextSizeAreCutFromTheLeft) {
@@ -148,26 +182,17 @@ const std::vector<std::string> kPrompts = {
     "The sun was hot.",
     "Mia said, \"Let's go to the park!\"\nHer mom smiled."};
 
-// Per-token log-probabilities by an independent path: `h2o perplexity` on
-// every prefix of the prompt's ids (one stream per line), whose nll_sum
-// differences are the tokens' negative log-likelihoods.
+// Per-token log-probabilities by an independent path: `h2o perplexity
+// --per-token` on the prompt's ids (its own scoring loop over the same
+// engine), negated.
 std::vector<double> LogprobsViaPerplexity(const std::vector<int32_t>& ids, const std::string& kv) {
-  std::string streams;
-  for (size_t end = 2; end <= ids.size(); ++end) {
-    streams += testing::JoinIds(std::vector<int32_t>(ids.begin(), ids.begin() + end)) + "\n";
-  }
-  const std::string path = WriteTemp("h2o_eval_prefixes.txt", streams);
-  const auto r = RunH2o(fmt::format("perplexity -m {} -t 1 --kv {} --json --token-file {}",
-                                    kModel, kv, path));
+  const std::string path = WriteTemp("h2o_eval_ids.txt", testing::JoinIds(ids) + "\n");
+  const auto r = RunH2o(fmt::format("perplexity -m {} -t 1 --kv {} --json --per-token "
+                                    "--token-file {}", kModel, kv, path));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   std::vector<double> logprobs;
-  double previous = 0.0;
-  for (const auto& stream : out["per_stream"]) {
-    const double nll = stream["nll_sum"].get<double>();
-    logprobs.push_back(previous - nll);
-    previous = nll;
-  }
+  for (const auto& nll : out["policies"][0]["per_stream"][0]["nll"]) logprobs.push_back(-nll.get<double>());
   return logprobs;
 }
 
@@ -284,6 +309,29 @@ TEST(EvalRequests, TopEntryIsTheGreedyNextToken) {
   }
 }
 
+TEST(EvalRequests, PercentBudgetsReferToEachPromptsLength) {
+  std::string requests;
+  for (const std::string& p : kPrompts) requests += RequestLine(p);
+  const std::string task = WriteTemp("h2o_eval_percent.jsonl", requests);
+  const auto percent = RunH2o(fmt::format("eval -m {} -t 1 --kv h2o:heavy=25%,recent=25% --task {}",
+                                          kModel, task));
+  ASSERT_EQ(percent.exit_code, 0) << percent.err;
+  std::istringstream lines(percent.out);
+  std::string line;
+  for (size_t n = 0; std::getline(lines, line); ++n) {
+    ASSERT_LT(n, kPrompts.size());
+    const auto result = nlohmann::json::parse(line);
+    const auto& lp = result["result"]["choices"][0]["logprobs"];
+    const size_t quarter = lp["tokens"].size() / 4;  // floor(25% of the prompt)
+    const auto absolute = RunH2o(fmt::format(
+        "eval -m {} -t 1 --kv h2o:heavy={},recent={} --task {}", kModel, quarter, quarter,
+        WriteTemp("h2o_eval_absolute.jsonl", RequestLine(kPrompts[n]))));
+    ASSERT_EQ(absolute.exit_code, 0) << absolute.err;
+    EXPECT_EQ(nlohmann::json::parse(absolute.out)["result"]["choices"][0]["logprobs"]["token_logprobs"],
+              lp["token_logprobs"]) << kPrompts[n];
+  }
+}
+
 // --- errors: one line, exit 1 ---
 
 TEST(EvalErrors, BadTaskFilesNameTheFileAndLine) {
@@ -322,6 +370,11 @@ TEST(EvalErrors, BadOptionsAreOneLine) {
                      "one --kv policy per run");
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --shots 1", kModel, requests)),
                      "--shots applies to multiple-choice tasks");
+  ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --report /tmp/x", kModel, requests)),
+                     "--report applies to multiple choice and summarization");
+  ExpectOneErrorLine(RunH2o(base + " --kv h2o:heavy=0,recent=0"), "--kv 'h2o:heavy=0,recent=0'");
+  ExpectOneErrorLine(RunH2o(base + " --kv h2o:heavy=4 --budget 10%"), "takes bare policy names");
+  ExpectOneErrorLine(RunH2o(base + " --out /tmp/x.jsonl"), "--out applies to scoring requests");
 }
 
 // --- summarization (the mechanics: the 260K model cannot summarize news) ---

@@ -1,0 +1,84 @@
+#include "eval_common.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace h2o::cli {
+
+Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
+  auto entries = ExpandKvSweep(f.model.kv_spec, f.budgets);
+  if (!entries.ok()) return f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status();
+  std::vector<EvalRun> runs;
+  for (KvSweepEntry& entry : *entries) {
+    KvSpec spec = ParseKvSpec(entry.spec).value();  // ExpandKvSweep checked it
+    if (!KvSpecUsesPercent(spec)) {
+      if (auto plan = ResolveKvSpec(spec, std::nullopt); !plan.ok()) {
+        return plan.status().WithContext(fmt::format("--kv '{}'", entry.spec));
+      }
+    }
+    runs.push_back({std::move(entry), std::move(spec)});
+  }
+  return runs;
+}
+
+RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec)
+    : flags_(f.model), model_(model), per_item_(KvSpecUsesPercent(spec)) {
+  flags_.kv_spec = spec.text;
+  if (spec.policy == "full") flags_.kv_pos_shift = false;
+}
+
+SessionSource RunSessions::Source() {
+  return [this](int64_t prompt_len) -> Result<Session*> {
+    if (session_ == nullptr || per_item_) {
+      H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, prompt_len));
+      H2O_ASSIGN_OR_RETURN(session_, Session::Create(model_, options));
+    }
+    return session_.get();
+  };
+}
+
+int64_t ContextSize(const EvalFlags& f, const Model& model) {
+  return f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
+}
+
+std::string CutNote(int64_t count, const char* noun, int64_t n_ctx) {
+  if (count == 0) return "";
+  return fmt::format(", {} {}{} cut from the left to fit {} tokens", count, noun,
+                     count == 1 ? "" : "s", n_ctx);
+}
+
+nlohmann::json RowJson(const SweepReport& report, const SweepRow& row) {
+  nlohmann::json out = {{"kv", row.kv},
+                        {"policy", row.policy},
+                        {"budget", row.budget.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(row.budget)}};
+  for (size_t m = 0; m < report.metrics.size(); ++m) out[report.metrics[m].name] = row.values[m];
+  return out;
+}
+
+int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t n_ctx,
+                 const nlohmann::json& extra, SweepReport& report) {
+  report.meta = {{"task", f.task_path},
+                 {"format", TaskFormatName(format)},
+                 {"model", f.model.model_path},
+                 {"items", n_items},
+                 {"chunk", f.model.chunk},
+                 {"kv_type", f.model.kv_type},
+                 {"n_ctx", n_ctx}};
+  report.meta.update(extra);
+  if (!f.report_prefix.empty()) {
+    if (Status s = WriteSweepFiles(report, f.report_prefix); !s.ok()) return Fail(s);
+  }
+  if (f.json) {
+    nlohmann::json out = report.meta;
+    out["results"] = nlohmann::json::array();
+    for (const SweepRow& row : report.rows) out["results"].push_back(RowJson(report, row));
+    std::printf("%s\n", out.dump(2).c_str());
+  } else if (!f.budgets.empty()) {
+    std::printf("\n%s", SweepMarkdown(report).c_str());
+  }
+  return 0;
+}
+
+}  // namespace h2o::cli

@@ -1,0 +1,93 @@
+// What the `h2o eval` task runners share: the flags, the runs of --kv (a
+// list, or policies x --budget), a session source per run, and the way
+// results are printed and written. One runner per task format:
+// eval_choice.cc, eval_requests.cc, eval_summarize.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "core/status.h"
+#include "eval/jsonl.h"
+#include "eval/session_source.h"
+#include "eval/task_format.h"
+#include "eval/sweep_report.h"
+#include "kv/kv_budget.h"
+#include "kv/kv_spec.h"
+
+namespace h2o::cli {
+
+struct EvalFlags {
+  ModelFlags model;
+  std::string task_path;
+  std::string budgets;        // --budget list; empty: --kv is a plain spec list
+  std::string report_prefix;  // --report: PREFIX.md/.csv/.json(/.svg)
+  int32_t shots = 0;
+  int64_t limit = 0;
+  bool generate = false;
+  std::string out_path;
+  float temperature = -1;  // < 0: each item's own
+  uint64_t seed = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+// One row of the results: a policy at a budget.
+struct EvalRun {
+  KvSweepEntry entry;  // policy, budget label ("" without --budget), spec text
+  KvSpec spec;
+};
+
+// Expands --kv (and --budget) and checks every spec; token budgets are
+// resolved now, percentages later against each item's prompt length.
+Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f);
+
+// The sessions of one run: percent budgets resolve against each item's
+// prompt, so those get a session per item; the others one for all items.
+// --kv-pos-shift does not apply to full (the reference others are
+// compared with keeps positions as they are).
+class RunSessions {
+ public:
+  RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec);
+  // Valid while this object lives.
+  SessionSource Source();
+
+ private:
+  ModelFlags flags_;
+  const Model& model_;
+  bool per_item_;
+  std::unique_ptr<Session> session_;
+};
+
+// The context size sessions get: -c, else the model's.
+int64_t ContextSize(const EvalFlags& f, const Model& model);
+
+// ", 3 contexts cut from the left to fit 512 tokens", or "" for none.
+std::string CutNote(int64_t count, const char* noun, int64_t n_ctx);
+
+// A report row's JSON: {"kv", "policy", "budget" (null without one),
+// metric: value, ...}.
+nlohmann::json RowJson(const SweepReport& report, const SweepRow& row);
+
+// Sets report.meta to what every run states (task, format, model, items,
+// chunk, kv_type, n_ctx) plus `extra` (the format's own: shots, seed, ...),
+// writes the --report files, then prints that with "results" (one RowJson
+// per row) as JSON with --json, or else with --budget the policies x
+// budgets tables (markdown). Returns the exit code.
+int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t n_ctx,
+                 const nlohmann::json& extra, SweepReport& report);
+
+int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
+int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                     std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
+int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                     std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
+
+}  // namespace h2o::cli

@@ -1,0 +1,85 @@
+// h2o eval on the H2O repository's scoring requests: one result line per
+// request (lm_requests.h), to --out or stdout.
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.h"
+#include "eval/lm_requests.h"
+#include "eval/progress.h"
+#include "eval/task_format.h"
+#include "eval_common.h"
+
+namespace h2o::cli {
+
+int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                     std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
+  if (runs.size() != 1) {
+    return Fail("scoring requests are answered under one --kv policy per run (run once per "
+                "policy, each with its own --out)");
+  }
+  if (!f.report_prefix.empty()) {
+    return Fail("--report applies to multiple choice and summarization, not scoring requests");
+  }
+  std::vector<ScoreRequest> requests;
+  for (const JsonlLine& line : lines) {
+    auto request = ParseScoreRequest(line);
+    if (!request.ok()) return Fail(request.status());
+    requests.push_back(std::move(request).value());
+  }
+  const EvalRun& run = runs.front();
+  RunSessions sessions(f, model, run.spec);
+  const SessionSource source = sessions.Source();
+  std::string results;
+  int64_t n_tokens = 0;
+  double logprob_sum = 0.0;
+  ProgressBar progress(run.entry.spec, static_cast<int64_t>(requests.size()),
+                       ProgressBar::Enabled(f.quiet));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    // As the repository's run_lm_eval_harness.py: no BOS.
+    const std::vector<int32_t> ids = tokenizer.Encode(requests[i].prompt, /*add_bos=*/false);
+    auto session = source(static_cast<int64_t>(ids.size()));
+    if (!session.ok()) return Fail(session.status().WithContext(lines[i].where));
+    auto scored = ScorePrompt(**session, ids, requests[i].top_k);
+    if (!scored.ok()) return Fail(scored.status().WithContext(lines[i].where));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    results += ScoreResultLine(requests[i], *scored, tokenizer, seconds)
+                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    results += '\n';
+    n_tokens += static_cast<int64_t>(ids.size()) - 1;
+    for (size_t t = 1; t < ids.size(); ++t) logprob_sum += scored->logprob[t];
+    progress.Advance();
+  }
+  progress.Finish();
+  if (f.out_path.empty()) {
+    std::fwrite(results.data(), 1, results.size(), stdout);
+  } else if (Status s = WriteFileAtomically(f.out_path, results); !s.ok()) {
+    return Fail(s);
+  }
+  const double mean = n_tokens > 0 ? logprob_sum / n_tokens : 0.0;
+  if (f.json && !f.out_path.empty()) {
+    const nlohmann::json out = {{"task", f.task_path},
+                                {"format", TaskFormatName(TaskFormat::kScoreRequests)},
+                                {"model", f.model.model_path},
+                                {"kv", run.entry.spec},
+                                {"chunk", f.model.chunk},
+                                {"requests", requests.size()},
+                                {"scored_tokens", n_tokens},
+                                {"mean_logprob", mean},
+                                {"out", f.out_path}};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else if (!f.out_path.empty() || !f.quiet) {
+    // Without --out, stdout holds the result lines only.
+    std::FILE* summary = f.out_path.empty() ? stderr : stdout;
+    std::fprintf(summary, "%s: answered %zu requests under %s (%lld scored tokens, mean logprob "
+                 "%.5f)%s\n", f.task_path.c_str(), requests.size(), run.entry.spec.c_str(),
+                 static_cast<long long>(n_tokens), mean,
+                 f.out_path.empty() ? "" : fmt::format(" -> {}", f.out_path).c_str());
+  }
+  return 0;
+}
+
+}  // namespace h2o::cli

@@ -1,0 +1,151 @@
+// h2o eval --generate on summarization items: each policy's generations
+// scored with ROUGE against summary_gt and against the full cache's
+// generations, and Self-BLEU across them.
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.h"
+#include "eval/bleu.h"
+#include "eval/progress.h"
+#include "eval/summarization.h"
+#include "eval/task_format.h"
+#include "eval_common.h"
+
+namespace h2o::cli {
+namespace {
+
+// One item's generation under one policy, with its scores.
+struct SummaryRun {
+  Generation generation;
+  RougeF1 vs_reference, vs_full;
+};
+
+// Result line in the shape of the repository's run_summarization.py output,
+// plus the policy and the scores.
+nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::string& kv,
+                                         const SummaryPrompt& prompt, const SummaryRun& run,
+                                         const Tokenizer& tokenizer) {
+  using Json = nlohmann::ordered_json;
+  Json tokens = Json::array();
+  for (int32_t id : run.generation.ids) tokens.push_back(tokenizer.vocab().tokens[id]);
+  auto rouge = [](const RougeF1& r) {
+    return Json{{"rouge1", r.rouge1}, {"rouge2", r.rouge2}, {"rougeL", r.rougeL}};
+  };
+  Json choice = {{"text", run.generation.text},
+                 {"logprobs", {{"tokens", std::move(tokens)},
+                               {"token_logprobs", run.generation.logprobs},
+                               {"token_ids", run.generation.ids}}},
+                 {"finish_reason", run.generation.finish_reason}};
+  Json result = {{"kv", kv},
+                 {"choices", Json::array({std::move(choice)})},
+                 {"prompt_tokens", prompt.ids.size()},
+                 {"dropped_article_tokens", prompt.dropped},
+                 {"rouge", rouge(run.vs_reference)},
+                 {"rouge_vs_full", rouge(run.vs_full)}};
+  return Json{{"request", line.value}, {"result", std::move(result)}};
+}
+
+}  // namespace
+
+int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                     std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
+  const int64_t n_ctx = ContextSize(f, model);
+  std::vector<SummaryItem> items;
+  std::vector<SummaryPrompt> prompts;
+  int64_t truncated = 0;
+  for (const JsonlLine& line : lines) {
+    auto item = ParseSummaryItem(line);
+    if (!item.ok()) return Fail(item.status());
+    if (f.temperature >= 0) item->generation.sampling.temperature = f.temperature;
+    item->generation.sampling.seed = f.seed;
+    auto prompt = MakeSummaryPrompt(tokenizer, item->article, item->generation.max_tokens, n_ctx);
+    if (!prompt.ok()) return Fail(prompt.status().WithContext(line.where));
+    truncated += prompt->dropped > 0;
+    items.push_back(std::move(item).value());
+    prompts.push_back(std::move(prompt).value());
+  }
+  auto generate_all = [&](const KvSpec& spec, std::vector<SummaryRun>& out) -> Status {
+    ProgressBar progress(spec.text, static_cast<int64_t>(items.size()),
+                         ProgressBar::Enabled(f.quiet));
+    RunSessions sessions(f, model, spec);
+    const SessionSource source = sessions.Source();
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto session = source(static_cast<int64_t>(prompts[i].ids.size()));
+      if (!session.ok()) return session.status().WithContext(lines[i].where);
+      auto generation = GenerateUntil(**session, tokenizer, prompts[i].ids, items[i].generation);
+      if (!generation.ok()) return generation.status().WithContext(lines[i].where);
+      out.push_back({std::move(generation).value(), {}, {}});
+      out.back().vs_reference = Rouge(out.back().generation.text, items[i].summary_gt);
+      progress.Advance();
+    }
+    return Status::Ok();
+  };
+  // The full-cache generations every policy is compared with; a full run in
+  // the list reuses them (same prompt, options and seed: the same text).
+  std::vector<SummaryRun> full;
+  if (Status s = generate_all(ParseKvSpec("full").value(), full); !s.ok()) return Fail(s);
+
+  SweepReport report;
+  report.title = fmt::format("{} on {} ({} items)",
+                             std::filesystem::path(f.model.model_path).filename().string(),
+                             std::filesystem::path(f.task_path).filename().string(), items.size());
+  report.metrics = {{"rouge1", "ROUGE-1 F1 against summary_gt", 4},
+                    {"rouge2", "ROUGE-2 F1 against summary_gt", 4},
+                    {"rougeL", "ROUGE-L F1 against summary_gt", 4},
+                    {"rouge1_vs_full", "ROUGE-1 F1 against the full cache's output", 4},
+                    {"rouge2_vs_full", "ROUGE-2 F1 against the full cache's output", 4},
+                    {"rougeL_vs_full", "ROUGE-L F1 against the full cache's output", 4},
+                    {"self_bleu", "Self-BLEU of the generations (lower: more diverse)", 4},
+                    {"mean_generated_tokens", "generated tokens per item", 1}};
+  std::string out_lines;
+  for (const EvalRun& run : runs) {
+    std::vector<SummaryRun> generated;
+    if (run.spec.policy == "full") {
+      generated = full;
+    } else if (Status s = generate_all(run.spec, generated); !s.ok()) {
+      return Fail(s);
+    }
+    RougeMean vs_reference, vs_full;
+    std::vector<std::string> texts;
+    int64_t n_tokens = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+      generated[i].vs_full = Rouge(generated[i].generation.text, full[i].generation.text);
+      vs_reference.Add(generated[i].vs_reference);
+      vs_full.Add(generated[i].vs_full);
+      texts.push_back(generated[i].generation.text);
+      n_tokens += static_cast<int64_t>(generated[i].generation.ids.size());
+      if (!f.out_path.empty()) {
+        out_lines += SummaryResultLine(lines[i], run.entry.spec, prompts[i], generated[i],
+                                       tokenizer)
+                         .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        out_lines += '\n';
+      }
+    }
+    const RougeF1 ref = vs_reference.Mean(), vsf = vs_full.Mean();
+    report.rows.push_back({run.entry.policy, run.entry.budget, run.entry.spec,
+                           {ref.rouge1, ref.rouge2, ref.rougeL, vsf.rouge1, vsf.rouge2, vsf.rougeL,
+                            SelfBleu(texts), static_cast<double>(n_tokens) / items.size()}});
+  }
+  if (!f.out_path.empty()) {
+    if (Status s = WriteFileAtomically(f.out_path, out_lines); !s.ok()) return Fail(s);
+  }
+  if (!f.json) {
+    std::printf("%s: %zu items, summarization, chunk %d%s\n", f.task_path.c_str(), items.size(),
+                f.model.chunk, CutNote(truncated, "article", n_ctx).c_str());
+  }
+  if (!f.json && f.budgets.empty()) {
+    std::printf("%-28s %7s %7s %7s   %-23s %9s\n", "kv", "R-1", "R-2", "R-L", "R-1/2/L vs full",
+                "self-BLEU");
+    for (const SweepRow& row : report.rows) {
+      const auto& v = row.values;
+      std::printf("%-28s %7.4f %7.4f %7.4f   %.4f %.4f %.4f %9.4f\n", row.kv.c_str(), v[0], v[1],
+                  v[2], v[3], v[4], v[5], v[6]);
+    }
+  }
+  return FinishReport(f, TaskFormat::kSummarization, items.size(), n_ctx,
+                      {{"seed", f.seed}, {"truncated_items", truncated}}, report);
+}
+
+}  // namespace h2o::cli

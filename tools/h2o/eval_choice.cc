@@ -53,7 +53,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
   for (const EvalRun& run : runs) {
     ProgressBar progress(run.entry.spec, static_cast<int64_t>(items.size()),
                          ProgressBar::Enabled(f.quiet));
-    RunSessions sessions(f, model, run.spec);
+    RunSessions sessions(f, model, run.spec, f.model.kv_pos_shift);
     const SessionSource source = sessions.Source();
     std::unique_ptr<ChoiceScorer> scorer;
     Session* scorer_session = nullptr;

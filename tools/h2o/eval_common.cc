@@ -12,6 +12,11 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   std::vector<EvalRun> runs;
   for (KvSweepEntry& entry : *entries) {
     KvSpec spec = ParseKvSpec(entry.spec).value();  // ExpandKvSweep checked it
+    // Session::Create says so too, but only once the first row is printed.
+    if (f.model.kv_pos_shift && spec.policy != "sink" && spec.policy != "h2o") {
+      return Status::Error(fmt::format(
+          "--kv-pos-shift applies to the sink and h2o policies, not '{}'", spec.policy));
+    }
     if (!KvSpecUsesPercent(spec)) {
       if (auto plan = ResolveKvSpec(spec, std::nullopt); !plan.ok()) {
         return plan.status().WithContext(fmt::format("--kv '{}'", entry.spec));
@@ -22,10 +27,11 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   return runs;
 }
 
-RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec)
+RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec,
+                         bool pos_shift)
     : flags_(f.model), model_(model), per_item_(KvSpecUsesPercent(spec)) {
   flags_.kv_spec = spec.text;
-  if (spec.policy == "full") flags_.kv_pos_shift = false;
+  flags_.kv_pos_shift = pos_shift;
 }
 
 SessionSource RunSessions::Source() {

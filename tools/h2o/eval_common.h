@@ -50,11 +50,11 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f);
 
 // The sessions of one run: percent budgets resolve against each item's
 // prompt, so those get a session per item; the others one for all items.
-// --kv-pos-shift does not apply to full (the reference others are
-// compared with keeps positions as they are).
 class RunSessions {
  public:
-  RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec);
+  // pos_shift: --kv-pos-shift for this run (false for the full-cache
+  // reference the runs are compared with).
+  RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift);
   // Valid while this object lives.
   SessionSource Source();
 

@@ -29,7 +29,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     requests.push_back(std::move(request).value());
   }
   const EvalRun& run = runs.front();
-  RunSessions sessions(f, model, run.spec);
+  RunSessions sessions(f, model, run.spec, f.model.kv_pos_shift);
   const SessionSource source = sessions.Source();
   std::string results;
   int64_t n_tokens = 0;

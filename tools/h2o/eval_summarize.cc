@@ -66,10 +66,11 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
     items.push_back(std::move(item).value());
     prompts.push_back(std::move(prompt).value());
   }
-  auto generate_all = [&](const KvSpec& spec, std::vector<SummaryRun>& out) -> Status {
+  auto generate_all = [&](const KvSpec& spec, bool pos_shift,
+                          std::vector<SummaryRun>& out) -> Status {
     ProgressBar progress(spec.text, static_cast<int64_t>(items.size()),
                          ProgressBar::Enabled(f.quiet));
-    RunSessions sessions(f, model, spec);
+    RunSessions sessions(f, model, spec, pos_shift);
     const SessionSource source = sessions.Source();
     for (size_t i = 0; i < items.size(); ++i) {
       auto session = source(static_cast<int64_t>(prompts[i].ids.size()));
@@ -84,8 +85,10 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
   };
   // The full-cache generations every policy is compared with; a full run in
   // the list reuses them (same prompt, options and seed: the same text).
+  // --kv-pos-shift is for the evicting policies; the reference keeps
+  // positions as they are.
   std::vector<SummaryRun> full;
-  if (Status s = generate_all(ParseKvSpec("full").value(), full); !s.ok()) return Fail(s);
+  if (Status s = generate_all(ParseKvSpec("full").value(), false, full); !s.ok()) return Fail(s);
 
   SweepReport report;
   report.title = fmt::format("{} on {} ({} items)",
@@ -104,7 +107,7 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
     std::vector<SummaryRun> generated;
     if (run.spec.policy == "full") {
       generated = full;
-    } else if (Status s = generate_all(run.spec, generated); !s.ok()) {
+    } else if (Status s = generate_all(run.spec, f.model.kv_pos_shift, generated); !s.ok()) {
       return Fail(s);
     }
     RougeMean vs_reference, vs_full;

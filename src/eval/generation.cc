@@ -19,7 +19,8 @@ size_t FindStop(const std::string& text, std::span<const std::string> stops) {
 }  // namespace
 
 Result<Generation> GenerateUntil(Session& session, const Tokenizer& tokenizer,
-                                 std::span<const int32_t> prompt, const GenerationOptions& options) {
+                                 std::span<const int32_t> prompt,
+                                 const GenerationOptions& options) {
   if (prompt.empty()) return Status::Error("the prompt has no tokens");
   session.Reset();
   H2O_RETURN_IF_ERROR(session.Eval(prompt));

@@ -1,9 +1,9 @@
 #include "eval/jsonl.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace h2o {
 namespace {

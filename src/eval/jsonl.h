@@ -7,17 +7,16 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
 namespace h2o {
 
 struct JsonlLine {
-  std::string where;  // "path:line", for messages
+  std::string where;             // "path:line", for messages
   nlohmann::ordered_json value;  // always an object
 };
 

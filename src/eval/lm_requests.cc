@@ -1,9 +1,9 @@
 #include "eval/lm_requests.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "eval/perplexity.h"
 #include "eval/token_feed.h"
@@ -83,9 +83,8 @@ nlohmann::ordered_json ScoreResultLine(const ScoreRequest& request, const Prompt
                    {"token_logprobs", std::move(token_logprobs)},
                    {"top_logprobs", std::move(top_logprobs)},
                    {"text_offset", std::move(text_offset)}};
-  Json choice = {{"text", request.prompt},
-                 {"logprobs", std::move(logprobs)},
-                 {"finish_reason", "length"}};
+  Json choice = {
+      {"text", request.prompt}, {"logprobs", std::move(logprobs)}, {"finish_reason", "length"}};
   Json result = {{"choices", Json::array({std::move(choice)})},
                  {"request_time", {{"batch_time", seconds}, {"batch_size", 1}}}};
   return Json{{"request", request.request}, {"result", std::move(result)}};

@@ -1,9 +1,9 @@
 #include "eval/multiple_choice.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "eval/perplexity.h"
 #include "eval/token_feed.h"
@@ -22,9 +22,8 @@ Result<ChoiceItem> ParseChoiceItem(const JsonlLine& line) {
     }
   }
   if (gold < 0 || gold >= static_cast<int64_t>(item.choices.size())) {
-    return Status::Error(fmt::format("{}: 'gold' is {}, outside the {} choices [0, {})",
-                                     line.where, gold, item.choices.size(),
-                                     item.choices.size()));
+    return Status::Error(fmt::format("{}: 'gold' is {}, outside the {} choices [0, {})", line.where,
+                                     gold, item.choices.size(), item.choices.size()));
   }
   item.gold = static_cast<int32_t>(gold);
   return item;
@@ -67,8 +66,10 @@ Result<ChoiceTokens> TokenizeChoices(const Tokenizer& tokenizer, const std::stri
       for (size_t c = 0; c < choices.size(); ++c) {
         longest_choice = std::max(longest_choice, out.sequences[c].size() - out.choice_begin[c]);
       }
-      return Status::Error(fmt::format("a choice of {} tokens leaves no room for its context in "
-                                       "the context size {} (raise -c)", longest_choice, max_len));
+      return Status::Error(
+          fmt::format("a choice of {} tokens leaves no room for its context in "
+                      "the context size {} (raise -c)",
+                      longest_choice, max_len));
     }
     for (auto& ids : out.sequences) ids.erase(ids.begin() + 1, ids.begin() + 1 + drop);
     for (size_t& begin : out.choice_begin) begin -= drop;

@@ -31,8 +31,10 @@ Result<SummaryItem> ParseSummaryItem(const JsonlLine& line) {
 Result<SummaryPrompt> MakeSummaryPrompt(const Tokenizer& tokenizer, const std::string& article,
                                         int32_t max_tokens, int64_t n_ctx) {
   if (max_tokens + 2 > n_ctx) {
-    return Status::Error(fmt::format("max_tokens {} leaves no room for the article in the context "
-                                     "size {} (raise -c)", max_tokens, n_ctx));
+    return Status::Error(
+        fmt::format("max_tokens {} leaves no room for the article in the context "
+                    "size {} (raise -c)",
+                    max_tokens, n_ctx));
   }
   SummaryPrompt prompt;
   prompt.ids = tokenizer.Encode(article, /*add_bos=*/true);

@@ -1,8 +1,8 @@
 #include "eval/task_format.h"
 
-#include <optional>
-
 #include <fmt/format.h>
+
+#include <optional>
 
 namespace h2o {
 namespace {
@@ -19,9 +19,12 @@ std::optional<TaskFormat> FormatOf(const JsonlLine& line) {
 
 std::string_view TaskFormatName(TaskFormat format) {
   switch (format) {
-    case TaskFormat::kMultipleChoice: return "multiple-choice";
-    case TaskFormat::kScoreRequests: return "score-requests";
-    case TaskFormat::kSummarization: return "summarization";
+    case TaskFormat::kMultipleChoice:
+      return "multiple-choice";
+    case TaskFormat::kScoreRequests:
+      return "score-requests";
+    case TaskFormat::kSummarization:
+      return "summarization";
   }
   return "?";
 }

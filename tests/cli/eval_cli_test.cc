@@ -2,6 +2,7 @@
 // reference_cloze.json (computed by an independent implementation) for
 // every policy, scoring requests in the H2O repository's format checked
 // against `h2o perplexity`, and the one-line errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,8 +10,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cli/run_binary.h"
 #include "eval/bleu.h"
@@ -115,8 +114,10 @@ TEST(EvalCloze, Budget64MatchesReference) {
 
 TEST(EvalCloze, SweepWritesTheReportFiles) {
   const std::string prefix = ::testing::TempDir() + "h2o_eval_sweep";
-  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 6 --kv full,local,h2o "
-                                    "--budget 25%,50% --report {}", kModel, kCloze, prefix));
+  const auto r =
+      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 6 --kv full,local,h2o "
+                         "--budget 25%,50% --report {}",
+                         kModel, kCloze, prefix));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The Figure-4 table: one row per policy, one column per budget.
   EXPECT_NE(r.out.find("| policy | 25% | 50% |"), std::string::npos) << r.out;
@@ -133,8 +134,8 @@ TEST(EvalCloze, SweepWritesTheReportFiles) {
 }
 
 TEST(EvalCloze, TextTableHasOneRowPerPolicyWithStdErr) {
-  const auto r = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 8 --kv full,local:recent=8",
-                                    kModel, kCloze));
+  const auto r = RunH2o(
+      fmt::format("eval -m {} --task {} -t 1 --limit 8 --kv full,local:recent=8", kModel, kCloze));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("8 items, 0-shot"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nfull "), std::string::npos) << r.out;
@@ -142,9 +143,10 @@ TEST(EvalCloze, TextTableHasOneRowPerPolicyWithStdErr) {
 }
 
 TEST(EvalCloze, LimitAndShotsChangeThePrompt) {
-  const auto zero = RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --json", kModel, kCloze));
-  const auto two = RunH2o(
-      fmt::format("eval -m {} --task {} -t 1 --limit 12 --shots 2 --json", kModel, kCloze));
+  const auto zero =
+      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --json", kModel, kCloze));
+  const auto two =
+      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --shots 2 --json", kModel, kCloze));
   ASSERT_EQ(zero.exit_code, 0) << zero.err;
   ASSERT_EQ(two.exit_code, 0) << two.err;
   const auto z = nlohmann::json::parse(zero.out), t = nlohmann::json::parse(two.out);
@@ -155,8 +157,8 @@ TEST(EvalCloze, LimitAndShotsChangeThePrompt) {
 }
 
 TEST(EvalCloze, ContextsLongerThanTheContextSizeAreCutFromTheLeft) {
-  const auto r = RunH2o(
-      fmt::format("eval -m {} --task {} -t 1 --limit 4 -c 96 --json", kModel, kCloze));
+  const auto r =
+      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 4 -c 96 --json", kModel, kCloze));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["truncated_items"], 4);
@@ -167,19 +169,23 @@ TEST(EvalCloze, ContextsLongerThanTheContextSizeAreCutFromTheLeft) {
 
 // Requests as its generate_task_data.py writes them (keys in its order).
 std::string RequestLine(const std::string& prompt, int logprobs = 1) {
-  nlohmann::ordered_json request = {{"best_of", 1},       {"echo", true},
-                                    {"logprobs", logprobs}, {"max_tokens", 0},
-                                    {"model", "x"},       {"n", 1},
-                                    {"prompt", prompt},   {"request_type", "language-model-inference"},
-                                    {"stop", nullptr},    {"temperature", 0},
+  nlohmann::ordered_json request = {{"best_of", 1},
+                                    {"echo", true},
+                                    {"logprobs", logprobs},
+                                    {"max_tokens", 0},
+                                    {"model", "x"},
+                                    {"n", 1},
+                                    {"prompt", prompt},
+                                    {"request_type", "language-model-inference"},
+                                    {"stop", nullptr},
+                                    {"temperature", 0},
                                     {"top_p", 1}};
   return request.dump() + "\n";
 }
 
 const std::vector<std::string> kPrompts = {
     "Once upon a time, there was a little girl named Lily. She loved to play outside.",
-    "Tom had a big red ball. He threw it to his dog, and the dog ran fast.",
-    "The sun was hot.",
+    "Tom had a big red ball. He threw it to his dog, and the dog ran fast.", "The sun was hot.",
     "Mia said, \"Let's go to the park!\"\nHer mom smiled."};
 
 // Per-token log-probabilities by an independent path: `h2o perplexity
@@ -187,12 +193,15 @@ const std::vector<std::string> kPrompts = {
 // engine), negated.
 std::vector<double> LogprobsViaPerplexity(const std::vector<int32_t>& ids, const std::string& kv) {
   const std::string path = WriteTemp("h2o_eval_ids.txt", testing::JoinIds(ids) + "\n");
-  const auto r = RunH2o(fmt::format("perplexity -m {} -t 1 --kv {} --json --per-token "
-                                    "--token-file {}", kModel, kv, path));
+  const auto r =
+      RunH2o(fmt::format("perplexity -m {} -t 1 --kv {} --json --per-token "
+                         "--token-file {}",
+                         kModel, kv, path));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   std::vector<double> logprobs;
-  for (const auto& nll : out["policies"][0]["per_stream"][0]["nll"]) logprobs.push_back(-nll.get<double>());
+  for (const auto& nll : out["policies"][0]["per_stream"][0]["nll"])
+    logprobs.push_back(-nll.get<double>());
   return logprobs;
 }
 
@@ -228,8 +237,8 @@ TEST(EvalRequests, AnswersMatchPerplexityPerTokenAndDecodeToThePrompt) {
   for (const std::string kv : {"full", "h2o:heavy=4,recent=4"}) {
     SCOPED_TRACE(kv);
     std::filesystem::remove(out_path);
-    const auto r = RunH2o(fmt::format("eval -m {} -t 1 --kv {} --task {} --out {}", kModel, kv,
-                                      task, out_path));
+    const auto r = RunH2o(
+        fmt::format("eval -m {} -t 1 --kv {} --task {} --out {}", kModel, kv, task, out_path));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("answered 4 requests"), std::string::npos) << r.out;
     std::ifstream in(out_path);
@@ -293,9 +302,10 @@ TEST(EvalRequests, TopEntryIsTheGreedyNextToken) {
   const std::vector<int32_t> ids = IdsOfPieces(vocab, lp["tokens"]);
   for (size_t i : {1u, 5u, 9u}) {
     // `h2o generate` greedy from the first i tokens, one token at a time.
-    const auto g = RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 -n 1 --print-ids "
-                                      "--tokens '{}'", kModel,
-                                      testing::JoinIds({ids.begin(), ids.begin() + i})));
+    const auto g =
+        RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 -n 1 --print-ids "
+                           "--tokens '{}'",
+                           kModel, testing::JoinIds({ids.begin(), ids.begin() + i})));
     ASSERT_EQ(g.exit_code, 0) << g.err;
     const std::string greedy = g.out.substr(g.out.find_last_of(' ') + 1);
     const auto& top = lp["top_logprobs"][i];
@@ -313,8 +323,8 @@ TEST(EvalRequests, PercentBudgetsReferToEachPromptsLength) {
   std::string requests;
   for (const std::string& p : kPrompts) requests += RequestLine(p);
   const std::string task = WriteTemp("h2o_eval_percent.jsonl", requests);
-  const auto percent = RunH2o(fmt::format("eval -m {} -t 1 --kv h2o:heavy=25%,recent=25% --task {}",
-                                          kModel, task));
+  const auto percent =
+      RunH2o(fmt::format("eval -m {} -t 1 --kv h2o:heavy=25%,recent=25% --task {}", kModel, task));
   ASSERT_EQ(percent.exit_code, 0) << percent.err;
   std::istringstream lines(percent.out);
   std::string line;
@@ -323,12 +333,14 @@ TEST(EvalRequests, PercentBudgetsReferToEachPromptsLength) {
     const auto result = nlohmann::json::parse(line);
     const auto& lp = result["result"]["choices"][0]["logprobs"];
     const size_t quarter = lp["tokens"].size() / 4;  // floor(25% of the prompt)
-    const auto absolute = RunH2o(fmt::format(
-        "eval -m {} -t 1 --kv h2o:heavy={},recent={} --task {}", kModel, quarter, quarter,
-        WriteTemp("h2o_eval_absolute.jsonl", RequestLine(kPrompts[n]))));
+    const auto absolute = RunH2o(
+        fmt::format("eval -m {} -t 1 --kv h2o:heavy={},recent={} --task {}", kModel, quarter,
+                    quarter, WriteTemp("h2o_eval_absolute.jsonl", RequestLine(kPrompts[n]))));
     ASSERT_EQ(absolute.exit_code, 0) << absolute.err;
-    EXPECT_EQ(nlohmann::json::parse(absolute.out)["result"]["choices"][0]["logprobs"]["token_logprobs"],
-              lp["token_logprobs"]) << kPrompts[n];
+    EXPECT_EQ(
+        nlohmann::json::parse(absolute.out)["result"]["choices"][0]["logprobs"]["token_logprobs"],
+        lp["token_logprobs"])
+        << kPrompts[n];
   }
 }
 
@@ -336,8 +348,10 @@ TEST(EvalRequests, PercentBudgetsReferToEachPromptsLength) {
 
 TEST(EvalErrors, BadTaskFilesNameTheFileAndLine) {
   const std::string base = fmt::format("eval -m {} --task ", kModel);
-  ExpectOneErrorLine(RunH2o(base + "/nonexistent/task.jsonl"), "/nonexistent/task.jsonl: cannot open");
-  const std::string good = R"({"context": "A cat sat.", "choices": ["It ran.", "It slept."], "gold": 1})";
+  ExpectOneErrorLine(RunH2o(base + "/nonexistent/task.jsonl"),
+                     "/nonexistent/task.jsonl: cannot open");
+  const std::string good =
+      R"({"context": "A cat sat.", "choices": ["It ran.", "It slept."], "gold": 1})";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {good + "\n{\"context\": \"x\", \"choices\": [\"a\"], \"gold\":\n", ":2: not valid JSON"},
       {good + "\n\n" + R"({"context": "x", "choices": ["a", "b"], "gold": 2})", ":3: 'gold' is 2"},
@@ -355,8 +369,7 @@ TEST(EvalErrors, BadTaskFilesNameTheFileAndLine) {
     const std::string path = WriteTemp("h2o_eval_bad.jsonl", text);
     ExpectOneErrorLine(RunH2o(base + path), path + needle);
   }
-  ExpectOneErrorLine(RunH2o(base + WriteTemp("h2o_eval_empty.jsonl", "\n \n")),
-                     "no JSON lines");
+  ExpectOneErrorLine(RunH2o(base + WriteTemp("h2o_eval_empty.jsonl", "\n \n")), "no JSON lines");
 }
 
 TEST(EvalErrors, BadOptionsAreOneLine) {
@@ -365,9 +378,9 @@ TEST(EvalErrors, BadOptionsAreOneLine) {
   ExpectOneErrorLine(RunH2o(base + " --kv bogus:k=1"), "--kv");
   ExpectOneErrorLine(RunH2o(base + " --generate"), "--generate needs summarization items");
   const std::string requests = WriteTemp("h2o_eval_one_request.jsonl", RequestLine("Hi."));
-  ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --kv full,local:recent=4", kModel,
-                                        requests)),
-                     "one --kv policy per run");
+  ExpectOneErrorLine(
+      RunH2o(fmt::format("eval -m {} --task {} --kv full,local:recent=4", kModel, requests)),
+      "one --kv policy per run");
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --shots 1", kModel, requests)),
                      "--shots applies to multiple-choice tasks");
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --report /tmp/x", kModel, requests)),
@@ -397,8 +410,10 @@ std::vector<int32_t> IdsOf(const nlohmann::ordered_json& ids) {
 
 // The ids `h2o generate --print-ids` prints after the prompt.
 std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, const std::string& args) {
-  const auto r = RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 --print-ids {} "
-                                    "--tokens '{}'", kModel, args, testing::JoinIds(prompt)));
+  const auto r =
+      RunH2o(fmt::format("generate -m {} -t 1 --chunk 1 --temp 0 --print-ids {} "
+                         "--tokens '{}'",
+                         kModel, args, testing::JoinIds(prompt)));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::istringstream in(r.out);
   std::vector<int32_t> ids;
@@ -411,9 +426,10 @@ std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, const std::
 TEST(EvalSummarize, GreedyOutputEqualsGenerateOnTheCutPrompt) {
   const BundledVocab vocab;
   const std::string out_path = ::testing::TempDir() + "h2o_eval_xsum.jsonl";
-  const auto r = RunH2o(fmt::format("eval -m {} --task {} --generate --limit 2 -t 1 -c 200 "
-                                    "--temp 0 --kv full,h2o:heavy=16,recent=16 --out {}",
-                                    kModel, kXsum, out_path));
+  const auto r =
+      RunH2o(fmt::format("eval -m {} --task {} --generate --limit 2 -t 1 -c 200 "
+                         "--temp 0 --kv full,h2o:heavy=16,recent=16 --out {}",
+                         kModel, kXsum, out_path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("2 articles cut from the left to fit 200 tokens"), std::string::npos)
       << r.out;
@@ -459,7 +475,9 @@ TEST(EvalSummarize, StopStringsCutTheText) {
   };
   const std::string base = fmt::format("eval -m {} --generate -t 1 --json --out ", kModel);
   const std::string out_path = ::testing::TempDir() + "h2o_eval_stop.jsonl";
-  ASSERT_EQ(RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop0.jsonl", item("###"))).exit_code, 0);
+  ASSERT_EQ(
+      RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop0.jsonl", item("###"))).exit_code,
+      0);
   const auto free_run = ReadLines(out_path)[0]["result"]["choices"][0];
   const std::string text = free_run["text"];
   ASSERT_GT(text.size(), 40u) << text;
@@ -467,7 +485,8 @@ TEST(EvalSummarize, StopStringsCutTheText) {
   const size_t space = text.rfind(' ', 30);
   ASSERT_NE(space, std::string::npos);
   const std::string stop = text.substr(space, 4);
-  ASSERT_EQ(RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop1.jsonl", item(stop))).exit_code, 0);
+  ASSERT_EQ(
+      RunH2o(base + out_path + " --task " + WriteTemp("h2o_stop1.jsonl", item(stop))).exit_code, 0);
   const auto stopped = ReadLines(out_path)[0]["result"]["choices"][0];
   EXPECT_EQ(stopped["text"], text.substr(0, text.find(stop)));
   EXPECT_EQ(stopped["finish_reason"], "stop");
@@ -476,9 +495,10 @@ TEST(EvalSummarize, StopStringsCutTheText) {
 
 TEST(EvalSummarize, ReportsRougeOfTheTextsAndSelfBleu) {
   const std::string out_path = ::testing::TempDir() + "h2o_eval_rouge.jsonl";
-  const auto r = RunH2o(fmt::format("eval -m {} --task {} --generate --limit 3 -t 1 -c 256 "
-                                    "--kv full,local:recent=32 --json --out {}",
-                                    kModel, kXsum, out_path));
+  const auto r =
+      RunH2o(fmt::format("eval -m {} --task {} --generate --limit 3 -t 1 -c 256 "
+                         "--kv full,local:recent=32 --json --out {}",
+                         kModel, kXsum, out_path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   ASSERT_EQ(out["results"].size(), 2u);
@@ -518,12 +538,16 @@ TEST(EvalSummarize, ReportsRougeOfTheTextsAndSelfBleu) {
 TEST(EvalErrors, BadSummarizationItems) {
   const std::string base = fmt::format("eval -m {} --generate --task ", kModel);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"article": "x", "summary_gt": "y", "max_tokens": 0})", ":1: 'max_tokens' must be at least 1"},
+      {R"({"article": "x", "summary_gt": "y", "max_tokens": 0})",
+       ":1: 'max_tokens' must be at least 1"},
       {R"({"article": "x", "summary_gt": "y", "top_p": 0})", ":1: 'top_p' must be in (0, 1]"},
-      {R"({"article": "x", "summary_gt": "y", "temperature": -1})", ":1: 'temperature' must not be negative"},
-      {R"({"article": "x", "summary_gt": "y", "stop": [1]})", ":1: field 'stop' must be a list of strings"},
+      {R"({"article": "x", "summary_gt": "y", "temperature": -1})",
+       ":1: 'temperature' must not be negative"},
+      {R"({"article": "x", "summary_gt": "y", "stop": [1]})",
+       ":1: field 'stop' must be a list of strings"},
       {R"({"article": "x"})", ":1: missing field 'summary_gt'"},
-      {R"({"article": "x", "summary_gt": "y", "max_tokens": 5000})", ":1: max_tokens 5000 leaves no room"},
+      {R"({"article": "x", "summary_gt": "y", "max_tokens": 5000})",
+       ":1: max_tokens 5000 leaves no room"},
   };
   for (const auto& [text, needle] : cases) {
     SCOPED_TRACE(text);

@@ -56,7 +56,8 @@ TEST(TaskFormat, DetectsEachFormatAndRejectsMixtures) {
   auto lines_of = [](std::initializer_list<const char*> texts) {
     std::vector<JsonlLine> lines;
     int n = 0;
-    for (const char* t : texts) lines.push_back({"f:" + std::to_string(++n), nlohmann::ordered_json::parse(t)});
+    for (const char* t : texts)
+      lines.push_back({"f:" + std::to_string(++n), nlohmann::ordered_json::parse(t)});
     return lines;
   };
   EXPECT_EQ(DetectTaskFormat(lines_of({R"({"context": "", "choices": [], "gold": 0})"})).value(),

@@ -16,9 +16,7 @@
 namespace h2o {
 namespace {
 
-JsonlLine Line(const char* text) {
-  return {"t.jsonl:7", nlohmann::ordered_json::parse(text)};
-}
+JsonlLine Line(const char* text) { return {"t.jsonl:7", nlohmann::ordered_json::parse(text)}; }
 
 TEST(ChoiceItem, ParsesAndRejectsBadItemsWithTheirLine) {
   auto item = ParseChoiceItem(Line(R"({"context": "A.", "choices": ["b", "c"], "gold": 1})"));
@@ -29,8 +27,10 @@ TEST(ChoiceItem, ParsesAndRejectsBadItemsWithTheirLine) {
   const std::pair<const char*, const char*> bad[] = {
       {R"({"context": "A.", "choices": ["b"], "gold": -1})", "t.jsonl:7: 'gold' is -1"},
       {R"({"context": "A.", "choices": ["b"]})", "t.jsonl:7: missing field 'gold'"},
-      {R"({"context": 3, "choices": ["b"], "gold": 0})", "t.jsonl:7: field 'context' must be a string"},
-      {R"({"context": "A.", "choices": "b", "gold": 0})", "t.jsonl:7: field 'choices' must be a list"},
+      {R"({"context": 3, "choices": ["b"], "gold": 0})",
+       "t.jsonl:7: field 'context' must be a string"},
+      {R"({"context": "A.", "choices": "b", "gold": 0})",
+       "t.jsonl:7: field 'choices' must be a list"},
       {R"({"context": "A.", "choices": ["b", 2], "gold": 0})", "must be a list of strings"},
       {R"({"context": "A.", "choices": [], "gold": 0})", "t.jsonl:7: 'choices' is empty"},
   };
@@ -150,11 +150,11 @@ TEST_F(ChoiceScoring, ScorerEqualsAFreshRunPerChoice) {
       for (size_t i = 0; i + 1 < ids.size(); ++i) {
         const int32_t one[] = {ids[i]};
         ASSERT_TRUE(fresh->Eval(one).ok());
-        if (i + 1 >= tokens->choice_begin[c]) nll += NegLogSoftmax(fresh->last_logits(), ids[i + 1]);
+        if (i + 1 >= tokens->choice_begin[c])
+          nll += NegLogSoftmax(fresh->last_logits(), ids[i + 1]);
       }
       EXPECT_EQ(scores->nll_sum[c], nll) << "choice " << c;
-      EXPECT_EQ(scores->n_tokens[c],
-                static_cast<int64_t>(ids.size() - tokens->choice_begin[c]));
+      EXPECT_EQ(scores->n_tokens[c], static_cast<int64_t>(ids.size() - tokens->choice_begin[c]));
     }
   }
 }

@@ -2,9 +2,9 @@
 // --budget). The task file's format decides the evaluation: multiple
 // choice (acc, acc_norm), the H2O repository's scoring requests (answered
 // as result lines), or summarization (--generate; ROUGE and Self-BLEU).
-#include <memory>
-
 #include <fmt/format.h>
+
+#include <memory>
 
 #include "commands.h"
 #include "eval/task_format.h"
@@ -23,17 +23,19 @@ int RunEval(const EvalFlags& f) {
   auto format = DetectTaskFormat(lines);
   if (!format.ok()) return Fail(format.status());
   if (f.generate && *format != TaskFormat::kSummarization) {
-    return Fail(fmt::format("{}: --generate needs summarization items ({{\"article\", "
-                            "\"summary_gt\", ...}}), not {}", f.task_path,
-                            TaskFormatName(*format)));
+    return Fail(
+        fmt::format("{}: --generate needs summarization items ({{\"article\", "
+                    "\"summary_gt\", ...}}), not {}",
+                    f.task_path, TaskFormatName(*format)));
   }
   if (f.shots > 0 && *format != TaskFormat::kMultipleChoice) {
-    return Fail(fmt::format("--shots applies to multiple-choice tasks, not {}",
-                            TaskFormatName(*format)));
+    return Fail(
+        fmt::format("--shots applies to multiple-choice tasks, not {}", TaskFormatName(*format)));
   }
   if (!f.out_path.empty() && *format == TaskFormat::kMultipleChoice) {
-    return Fail("--out applies to scoring requests and summarization, not multiple choice "
-                "(--report writes the results table)");
+    return Fail(
+        "--out applies to scoring requests and summarization, not multiple choice "
+        "(--report writes the results table)");
   }
   auto model = LoadModel(f.model);
   if (!model.ok()) return Fail(model.status());
@@ -55,8 +57,9 @@ int RunEval(const EvalFlags& f) {
 Command RegisterEval(CLI::App& app) {
   auto f = std::make_shared<EvalFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "task accuracy per KV policy: multiple choice, H2O-repository scoring requests, "
-              "summarization");
+      "eval",
+      "task accuracy per KV policy: multiple choice, H2O-repository scoring requests, "
+      "summarization");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/1);
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "

@@ -1,9 +1,9 @@
 // h2o eval on multiple-choice items: acc and acc_norm per policy.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "eval/multiple_choice.h"
 #include "eval/progress.h"
@@ -21,8 +21,8 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
     items.push_back(std::move(item).value());
   }
   if (f.shots < 0 || static_cast<size_t>(f.shots) >= items.size()) {
-    return Fail(fmt::format("--shots {} needs more items than shots ({} items)", f.shots,
-                            items.size()));
+    return Fail(
+        fmt::format("--shots {} needs more items than shots ({} items)", f.shots, items.size()));
   }
   const int64_t n_ctx = ContextSize(f, model);
   std::vector<ChoiceTokens> tokens;
@@ -35,10 +35,9 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
   }
 
   SweepReport report;
-  report.title = fmt::format("{} on {} ({} items, {}-shot)",
-                             std::filesystem::path(f.model.model_path).filename().string(),
-                             std::filesystem::path(f.task_path).filename().string(), items.size(),
-                             f.shots);
+  report.title = fmt::format(
+      "{} on {} ({} items, {}-shot)", std::filesystem::path(f.model.model_path).filename().string(),
+      std::filesystem::path(f.task_path).filename().string(), items.size(), f.shots);
   report.metrics = {{"acc", "accuracy (lowest summed NLL)", 4},
                     {"acc_norm", "accuracy (lowest NLL per choice token)", 4},
                     {"acc_stderr", "standard error of acc", 4},
@@ -49,7 +48,8 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
     std::printf("%s: %zu items, %d-shot, multiple choice, chunk %d%s\n", f.task_path.c_str(),
                 items.size(), f.shots, f.model.chunk, CutNote(truncated, "context", n_ctx).c_str());
   }
-  if (rows_as_they_come) std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");
+  if (rows_as_they_come)
+    std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");
   for (const EvalRun& run : runs) {
     ProgressBar progress(run.entry.spec, static_cast<int64_t>(items.size()),
                          ProgressBar::Enabled(f.quiet));
@@ -71,10 +71,12 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
       progress.Advance();
     }
     progress.Finish();
-    const SweepRow& row = report.rows.emplace_back(SweepRow{
-        run.entry.policy, run.entry.budget, run.entry.spec,
-        {accuracy.acc(), accuracy.acc_norm(), ProportionStdErr(accuracy.acc(), accuracy.n),
-         ProportionStdErr(accuracy.acc_norm(), accuracy.n)}});
+    const SweepRow& row = report.rows.emplace_back(
+        SweepRow{run.entry.policy,
+                 run.entry.budget,
+                 run.entry.spec,
+                 {accuracy.acc(), accuracy.acc_norm(), ProportionStdErr(accuracy.acc(), accuracy.n),
+                  ProportionStdErr(accuracy.acc_norm(), accuracy.n)}});
     if (rows_as_they_come) {
       std::printf("%-28s %8.4f %8.4f %9.4f %8.4f\n", row.kv.c_str(), row.values[0], row.values[2],
                   row.values[1], row.values[3]);

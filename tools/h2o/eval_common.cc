@@ -1,14 +1,15 @@
 #include "eval_common.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 namespace h2o::cli {
 
 Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   auto entries = ExpandKvSweep(f.model.kv_spec, f.budgets);
-  if (!entries.ok()) return f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status();
+  if (!entries.ok())
+    return f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status();
   std::vector<EvalRun> runs;
   for (KvSweepEntry& entry : *entries) {
     KvSpec spec = ParseKvSpec(entry.spec).value();  // ExpandKvSweep checked it
@@ -27,8 +28,7 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   return runs;
 }
 
-RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec,
-                         bool pos_shift)
+RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift)
     : flags_(f.model), model_(model), per_item_(KvSpecUsesPercent(spec)) {
   flags_.kv_spec = spec.text;
   flags_.kv_pos_shift = pos_shift;
@@ -55,23 +55,20 @@ std::string CutNote(int64_t count, const char* noun, int64_t n_ctx) {
 }
 
 nlohmann::json RowJson(const SweepReport& report, const SweepRow& row) {
-  nlohmann::json out = {{"kv", row.kv},
-                        {"policy", row.policy},
-                        {"budget", row.budget.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(row.budget)}};
+  nlohmann::json out = {
+      {"kv", row.kv},
+      {"policy", row.policy},
+      {"budget", row.budget.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.budget)}};
   for (size_t m = 0; m < report.metrics.size(); ++m) out[report.metrics[m].name] = row.values[m];
   return out;
 }
 
 int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t n_ctx,
                  const nlohmann::json& extra, SweepReport& report) {
-  report.meta = {{"task", f.task_path},
-                 {"format", TaskFormatName(format)},
-                 {"model", f.model.model_path},
-                 {"items", n_items},
-                 {"chunk", f.model.chunk},
-                 {"kv_type", f.model.kv_type},
-                 {"n_ctx", n_ctx}};
+  report.meta = {
+      {"task", f.task_path}, {"format", TaskFormatName(format)}, {"model", f.model.model_path},
+      {"items", n_items},    {"chunk", f.model.chunk},           {"kv_type", f.model.kv_type},
+      {"n_ctx", n_ctx}};
   report.meta.update(extra);
   if (!f.report_prefix.empty()) {
     if (Status s = WriteSweepFiles(report, f.report_prefix); !s.ok()) return Fail(s);

@@ -6,18 +6,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_common.h"
 #include "core/status.h"
 #include "eval/jsonl.h"
 #include "eval/session_source.h"
-#include "eval/task_format.h"
 #include "eval/sweep_report.h"
+#include "eval/task_format.h"
 #include "kv/kv_budget.h"
 #include "kv/kv_spec.h"
 

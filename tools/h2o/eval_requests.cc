@@ -1,9 +1,9 @@
 // h2o eval on the H2O repository's scoring requests: one result line per
 // request (lm_requests.h), to --out or stdout.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "eval/lm_requests.h"
@@ -16,8 +16,9 @@ namespace h2o::cli {
 int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
   if (runs.size() != 1) {
-    return Fail("scoring requests are answered under one --kv policy per run (run once per "
-                "policy, each with its own --out)");
+    return Fail(
+        "scoring requests are answered under one --kv policy per run (run once per "
+        "policy, each with its own --out)");
   }
   if (!f.report_prefix.empty()) {
     return Fail("--report applies to multiple choice and summarization, not scoring requests");
@@ -74,8 +75,10 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
   } else if (!f.out_path.empty() || !f.quiet) {
     // Without --out, stdout holds the result lines only.
     std::FILE* summary = f.out_path.empty() ? stderr : stdout;
-    std::fprintf(summary, "%s: answered %zu requests under %s (%lld scored tokens, mean logprob "
-                 "%.5f)%s\n", f.task_path.c_str(), requests.size(), run.entry.spec.c_str(),
+    std::fprintf(summary,
+                 "%s: answered %zu requests under %s (%lld scored tokens, mean logprob "
+                 "%.5f)%s\n",
+                 f.task_path.c_str(), requests.size(), run.entry.spec.c_str(),
                  static_cast<long long>(n_tokens), mean,
                  f.out_path.empty() ? "" : fmt::format(" -> {}", f.out_path).c_str());
   }

@@ -1,10 +1,10 @@
 // h2o eval --generate on summarization items: each policy's generations
 // scored with ROUGE against summary_gt and against the full cache's
 // generations, and Self-BLEU across them.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "eval/bleu.h"
@@ -34,9 +34,10 @@ nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::strin
     return Json{{"rouge1", r.rouge1}, {"rouge2", r.rouge2}, {"rougeL", r.rougeL}};
   };
   Json choice = {{"text", run.generation.text},
-                 {"logprobs", {{"tokens", std::move(tokens)},
-                               {"token_logprobs", run.generation.logprobs},
-                               {"token_ids", run.generation.ids}}},
+                 {"logprobs",
+                  {{"tokens", std::move(tokens)},
+                   {"token_logprobs", run.generation.logprobs},
+                   {"token_ids", run.generation.ids}}},
                  {"finish_reason", run.generation.finish_reason}};
   Json result = {{"kv", kv},
                  {"choices", Json::array({std::move(choice)})},
@@ -120,14 +121,16 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
       texts.push_back(generated[i].generation.text);
       n_tokens += static_cast<int64_t>(generated[i].generation.ids.size());
       if (!f.out_path.empty()) {
-        out_lines += SummaryResultLine(lines[i], run.entry.spec, prompts[i], generated[i],
-                                       tokenizer)
-                         .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        out_lines +=
+            SummaryResultLine(lines[i], run.entry.spec, prompts[i], generated[i], tokenizer)
+                .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
         out_lines += '\n';
       }
     }
     const RougeF1 ref = vs_reference.Mean(), vsf = vs_full.Mean();
-    report.rows.push_back({run.entry.policy, run.entry.budget, run.entry.spec,
+    report.rows.push_back({run.entry.policy,
+                           run.entry.budget,
+                           run.entry.spec,
                            {ref.rouge1, ref.rouge2, ref.rougeL, vsf.rouge1, vsf.rouge2, vsf.rougeL,
                             SelfBleu(texts), static_cast<double>(n_tokens) / items.size()}});
   }

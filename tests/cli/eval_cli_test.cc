@@ -142,18 +142,37 @@ TEST(EvalCloze, TextTableHasOneRowPerPolicyWithStdErr) {
   EXPECT_NE(r.out.find("\nlocal:recent=8 "), std::string::npos) << r.out;
 }
 
-TEST(EvalCloze, LimitAndShotsChangeThePrompt) {
-  const auto zero =
-      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --json", kModel, kCloze));
-  const auto two =
-      RunH2o(fmt::format("eval -m {} --task {} -t 1 --limit 12 --shots 2 --json", kModel, kCloze));
-  ASSERT_EQ(zero.exit_code, 0) << zero.err;
-  ASSERT_EQ(two.exit_code, 0) << two.err;
-  const auto z = nlohmann::json::parse(zero.out), t = nlohmann::json::parse(two.out);
-  EXPECT_EQ(z["items"], 12);
-  EXPECT_EQ(z["shots"], 0);
-  EXPECT_EQ(t["shots"], 2);
-  EXPECT_EQ(t["results"].size(), 1u);
+TEST(EvalCloze, ShotsPrependTheFollowingSolvedItems) {
+  // --limit 6 --shots 2 must score what a 0-shot run scores on contexts
+  // built by hand: the next two of the six items (wrapping), each context
+  // + " " + its gold choice, separated by blank lines.
+  std::vector<nlohmann::json> items;
+  std::istringstream in(testing::ReadFileOrEmpty(kCloze));
+  std::string line;
+  while (items.size() < 6 && std::getline(in, line)) items.push_back(nlohmann::json::parse(line));
+  std::string built;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string context;
+    for (size_t s = 1; s <= 2; ++s) {
+      const auto& shot = items[(i + s) % items.size()];
+      context += shot["context"].get<std::string>() + " " +
+                 shot["choices"][shot["gold"].get<int>()].get<std::string>() + "\n\n";
+    }
+    nlohmann::json item = items[i];
+    item["context"] = context + items[i]["context"].get<std::string>();
+    built += item.dump() + "\n";
+  }
+  const std::string args = " -t 1 --json --kv full,local:recent=24";
+  const auto shots =
+      RunH2o(fmt::format("eval -m {} --task {} --limit 6 --shots 2", kModel, kCloze) + args);
+  const auto by_hand = RunH2o(fmt::format("eval -m {} --task {}", kModel,
+                                          WriteTemp("h2o_eval_shots.jsonl", built)) + args);
+  ASSERT_EQ(shots.exit_code, 0) << shots.err;
+  ASSERT_EQ(by_hand.exit_code, 0) << by_hand.err;
+  const auto a = nlohmann::json::parse(shots.out), b = nlohmann::json::parse(by_hand.out);
+  EXPECT_EQ(a["items"], 6);
+  EXPECT_EQ(a["shots"], 2);
+  EXPECT_EQ(a["results"], b["results"]);
 }
 
 TEST(EvalCloze, ContextsLongerThanTheContextSizeAreCutFromTheLeft) {

@@ -76,9 +76,10 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     // Without --out, stdout holds the result lines only.
     std::FILE* summary = f.out_path.empty() ? stderr : stdout;
     std::fprintf(summary,
-                 "%s: answered %zu requests under %s (%lld scored tokens, mean logprob "
+                 "%s: answered %zu request%s under %s (%lld scored tokens, mean logprob "
                  "%.5f)%s\n",
-                 f.task_path.c_str(), requests.size(), run.entry.spec.c_str(),
+                 f.task_path.c_str(), requests.size(), requests.size() == 1 ? "" : "s",
+                 run.entry.spec.c_str(),
                  static_cast<long long>(n_tokens), mean,
                  f.out_path.empty() ? "" : fmt::format(" -> {}", f.out_path).c_str());
   }

@@ -1,9 +1,12 @@
 #include "kv/kv_budget.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <limits>
 
+#include "core/strings.h"
 #include "kv/kv_spec.h"
 
 namespace h2o {
@@ -14,12 +17,6 @@ constexpr int32_t kSinkTokens = 4;  // StreamingLLM's attention sinks, as the pa
 // The policies a sweep can expand, in the order errors list them.
 constexpr std::string_view kSweepPolicies[] = {"full",   "local", "sink",  "h2o",
                                                "h2only", "tova",  "random"};
-
-std::string_view Trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
 
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
@@ -167,6 +164,13 @@ Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
       H2O_RETURN_IF_ERROR(ParseKvSpec(spec).status());
       entries.push_back({policy, b.text, std::move(spec)});
     }
+  }
+  // "--budget 10%" alone (the default --kv is full) would silently run
+  // the full cache once.
+  if (std::all_of(entries.begin(), entries.end(), [](const KvSweepEntry& e) { return e.budget.empty(); })) {
+    return Status::Error(fmt::format(
+        "budgets '{}' need an evicting policy in the --kv list to sweep (e.g. full,local,h2o,sink)",
+        budget_list));
   }
   return entries;
 }

@@ -119,6 +119,7 @@ TEST(KvSweep, Errors) {
   EXPECT_NE(error("h2o", "10%,x").find("bad budget 'x'"), std::string::npos);
   EXPECT_NE(error("local:heavy=1", "").find("unknown key 'heavy'"), std::string::npos);
   EXPECT_NE(error("sink", "4").find("no recent window"), std::string::npos);
+  EXPECT_NE(error("full", "10%").find("need an evicting policy"), std::string::npos);
 }
 
 }  // namespace

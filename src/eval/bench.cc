@@ -17,17 +17,12 @@
 #include <fmt/format.h>
 
 #include "kv/kv_cache.h"
+#include "core/strings.h"
 #include "runtime/session.h"
 
 namespace h2o {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const size_t last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
 #include "kv/policies.h"
 
 namespace h2o {
@@ -159,13 +160,6 @@ Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
     }
   }
   return Status::Ok();
-}
-
-std::string_view TrimBlanks(std::string_view s) {
-  const size_t first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const size_t last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
 }
 
 // A segment continues the previous spec only when it is a bare key=value:
@@ -334,13 +328,13 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
 }
 
 Result<std::vector<std::string>> SplitKvSpecList(std::string_view text) {
-  if (TrimBlanks(text).empty()) return Status::Error("empty KV spec list");
+  if (Trim(text).empty()) return Status::Error("empty KV spec list");
   std::vector<std::string> specs;
   size_t begin = 0;
   while (true) {
     const size_t comma = text.find(',', begin);
     const std::string_view segment =
-        TrimBlanks(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
+        Trim(text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin));
     if (segment.empty()) {
       return Status::Error(fmt::format("empty KV spec in '{}'", text));
     }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/strings.h"
 #include "tokenizer/gguf_vocab.h"
 
 namespace h2o::cli {
@@ -163,12 +164,9 @@ std::vector<std::string> SplitDocuments(const std::string& text) {
   while (begin <= text.size()) {
     size_t end = text.find(kSeparator, begin);
     if (end == std::string::npos) end = text.size();
-    std::string_view doc(text.data() + begin, end - begin);
-    const size_t first = doc.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos) {
-      const size_t last = doc.find_last_not_of(" \t\r\n");
-      docs.emplace_back(doc.substr(first, last - first + 1));
-    }
+    const std::string_view doc =
+        Trim(std::string_view(text.data() + begin, end - begin), " \t\r\n");
+    if (!doc.empty()) docs.emplace_back(doc);
     begin = end + kSeparator.size();
   }
   return docs;

@@ -3,7 +3,7 @@
 # (h2o mkmodel), then h2o bench at several depths, full vs H2O vs local at
 # the same 20% budget, 2 threads.
 # Usage: scripts/bench_report.sh OUT_DIR [h2o] ; SHAPES="110m tinyllama" picks
-# the shapes (default both; the TinyLlama runs take about 15 minutes and
+# the shapes (default both; the TinyLlama runs take about 10 minutes and
 # 3.5 GB of disk).
 set -euo pipefail
 out=${1:?output directory}
@@ -18,7 +18,7 @@ for shape in $shapes; do
       runs="-p 128 -n 32 --depth 0,4096 --kv $kv" ;;
     tinyllama)
       dims="--dim 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --vocab 32000 --ctx 8192"
-      runs="-p 64 -n 16 --depth 0,1024 --kv full,h2o:heavy=10%,recent=10%" ;;
+      runs="-p 64 -n 16 --depth 0,512 --kv full,h2o:heavy=10%,recent=10%" ;;
     *) echo "unknown shape $shape" >&2; exit 2 ;;
   esac
   for type in f16 q8_0; do

@@ -3,7 +3,7 @@
 # (h2o mkmodel), then h2o bench at several depths, full vs H2O vs local at
 # the same 20% budget, 2 threads.
 # Usage: scripts/bench_report.sh OUT_DIR [h2o] ; SHAPES="110m tinyllama" picks
-# the shapes (default both; the TinyLlama runs take about 10 minutes and
+# the shapes (default both; the whole run takes about 10 minutes and
 # 3.5 GB of disk).
 set -euo pipefail
 out=${1:?output directory}

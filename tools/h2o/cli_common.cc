@@ -41,6 +41,14 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
                  "write the kept positions and scores per layer and KV head as JSON at the end");
 }
 
+void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,
+                   const std::string& what) {
+  CLI::App* app = &cmd;
+  cmd.callback([app, option_a, option_b, what] {
+    if (app->count(option_a) + app->count(option_b) == 0) throw CLI::RequiredError(what);
+  });
+}
+
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   return Model::Load(flags.model_path);
 }

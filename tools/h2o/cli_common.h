@@ -33,6 +33,12 @@ struct ModelFlags {
 // --kv-type, --kv, --kv-pos-shift, --kv-dump.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
 
+// Makes parsing fail unless at least one of two options was given, e.g.
+// RequireEither(cmd, "--file", "--token-file", "an input (-f TEXT or
+// --token-file IDS)"). Sets the command's parse callback.
+void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,
+                   const std::string& what);
+
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags);
 // Checks --kv and --kv-type. Percent budgets in --kv resolve against
 // prompt_len (an error when it is nullopt).

@@ -227,11 +227,7 @@ Command RegisterAnalyze(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print the JSON report on stdout instead of the summary");
   cmd->add_flag("-q,--quiet", f->quiet, "no progress bar");
-  cmd->callback([cmd] {
-    if (cmd->count("--file") + cmd->count("--token-file") == 0) {
-      throw CLI::RequiredError("an input (-f TEXT or --token-file IDS)");
-    }
-  });
+  RequireEither(*cmd, "--file", "--token-file", "an input (-f TEXT or --token-file IDS)");
   return {cmd, [f] { return RunAnalyze(*f); }};
 }
 

@@ -128,11 +128,7 @@ Command RegisterGenerate(CLI::App& app) {
   cmd->add_option("--seed", f->sampling.seed, "random seed")->capture_default_str();
   cmd->add_flag("--print-ids", f->print_ids, "print the token ids (prompt + generated) instead of text");
   cmd->add_flag("--ignore-eos", f->ignore_eos, "keep generating after end-of-sequence");
-  cmd->callback([cmd] {
-    if (cmd->count("--prompt") + cmd->count("--tokens") == 0) {
-      throw CLI::RequiredError("a prompt (-p TEXT or --tokens IDS)");
-    }
-  });
+  RequireEither(*cmd, "--prompt", "--tokens", "a prompt (-p TEXT or --tokens IDS)");
   return {cmd, [f] { return RunGenerate(*f); }};
 }
 

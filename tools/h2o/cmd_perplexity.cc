@@ -319,11 +319,7 @@ Command RegisterPerplexity(CLI::App& app) {
   cmd->add_flag("--per-token", f->per_token, "--json: list each scored token's nll per stream");
   cmd->add_flag("--json", f->json, "print JSON (per policy: totals and per-stream results)");
   cmd->add_flag("--quiet", f->quiet, "no progress bar on stderr (it is off anyway when not a TTY)");
-  cmd->callback([cmd] {
-    if (cmd->count("--file") + cmd->count("--token-file") == 0) {
-      throw CLI::RequiredError("an input (-f TEXT or --token-file IDS)");
-    }
-  });
+  RequireEither(*cmd, "--file", "--token-file", "an input (-f TEXT or --token-file IDS)");
   return {cmd, [f] { return RunPerplexity(*f); }};
 }
 

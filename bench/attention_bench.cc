@@ -41,7 +41,9 @@ void BM_AttendGroup(benchmark::State& state, TensorType kv_type, int32_t n_slots
   for (float& x : q) x = dist(rng);
   std::vector<float> out(q.size()), probs(static_cast<size_t>(n_group) * n_slots);
   std::vector<double> scores(n_slots);
-  const KvSlots slots{k.data(), v.data(), kv_type, kv_type, pos.data(), n_slots, kHeadDim};
+  const KvSlots slots{.k = k.data(), .v = v.data(), .k_type = kv_type, .v_type = kv_type,
+                      .pos = pos.data(), .n_slots = n_slots, .n_home = n_slots,
+                      .head_dim = kHeadDim};
   GroupAttentionOutputs outputs;
   outputs.out = out.data();
   outputs.probs = probs.data();

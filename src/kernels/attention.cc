@@ -9,8 +9,9 @@ namespace h2o::kernels {
 namespace {
 
 // Calls fn(begin, end) for each maximal run of slots whose position is in
-// [0, query_pos]. Decode sees one or two runs (the filled slots); a prefill
-// chunk splits them where its later tokens sit.
+// [0, query_pos] and whose rows are contiguous (runs break at n_home).
+// Decode sees one or two runs (the filled slots); a prefill chunk splits
+// them where its later tokens sit.
 template <typename Fn>
 void ForEachVisibleRun(const KvSlots& kv, int32_t query_pos, Fn fn) {
   auto visible = [&](int32_t s) { return kv.pos[s] >= 0 && kv.pos[s] <= query_pos; };
@@ -18,9 +19,17 @@ void ForEachVisibleRun(const KvSlots& kv, int32_t query_pos, Fn fn) {
   while (s < kv.n_slots) {
     while (s < kv.n_slots && !visible(s)) ++s;
     const int32_t begin = s;
-    while (s < kv.n_slots && visible(s)) ++s;
+    const int32_t limit = begin < kv.n_home ? std::min(kv.n_slots, kv.n_home) : kv.n_slots;
+    while (s < limit && visible(s)) ++s;
     if (begin < s) fn(begin, s);
   }
+}
+
+// The row of `slot` in home rows `home` or spill rows `spill`.
+const uint8_t* RowOf(const void* home, const void* spill, size_t row_bytes, int32_t n_home,
+                     int32_t slot) {
+  return slot < n_home ? static_cast<const uint8_t*>(home) + slot * row_bytes
+                       : static_cast<const uint8_t*>(spill) + (slot - n_home) * row_bytes;
 }
 
 }  // namespace
@@ -30,8 +39,6 @@ void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t que
   const KernelTable& kt = ActiveKernels();
   const int32_t d = kv.head_dim;
   const int32_t n = kv.n_slots;
-  const auto* k = static_cast<const uint8_t*>(kv.k);
-  const auto* v = static_cast<const uint8_t*>(kv.v);
   const ScoreRowsFn score_rows = kt.KvFor(kv.k_type).score_rows;
   const WeightedSumRowsFn weighted_sum_rows = kt.KvFor(kv.v_type).weighted_sum_rows;
   const size_t k_row_bytes = RowBytes(kv.k_type, d);
@@ -41,14 +48,16 @@ void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t que
   std::fill(o.probs, o.probs + static_cast<size_t>(n_group) * n,
             -std::numeric_limits<float>::infinity());
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    score_rows(q, n_group, k + begin * k_row_bytes, end - begin, d, scale, o.probs + begin, n);
+    score_rows(q, n_group, RowOf(kv.k, kv.k_spill, k_row_bytes, kv.n_home, begin), end - begin, d,
+               scale, o.probs + begin, n);
   });
   for (int32_t h = 0; h < n_group; ++h) {
     kt.softmax(o.probs + static_cast<size_t>(h) * n, n);
     std::fill(o.out + static_cast<size_t>(h) * d, o.out + static_cast<size_t>(h + 1) * d, 0.0f);
   }
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    weighted_sum_rows(o.probs + begin, n, n_group, v + begin * v_row_bytes, end - begin, d, o.out);
+    weighted_sum_rows(o.probs + begin, n, n_group,
+                      RowOf(kv.v, kv.v_spill, v_row_bytes, kv.n_home, begin), end - begin, d, o.out);
   });
   if (o.score_accum == nullptr && o.step_attention == nullptr) return;
   // The scores from the same probabilities, summed over the group.

@@ -10,14 +10,18 @@
 
 namespace h2o::kernels {
 
-// One KV head's slots, as the cache stores them.
+// One KV head's slots, as the cache stores them: the rows of slots [0,
+// n_home) at k / v, those of [n_home, n_slots) at k_spill / v_spill.
 struct KvSlots {
-  const void* k = nullptr;       // [n_slots][head_dim] of k_type (f32 or f16)
-  const void* v = nullptr;       // [n_slots][head_dim] of v_type (f32 or f16)
+  const void* k = nullptr;        // [n_home][head_dim] of k_type (f32 or f16)
+  const void* v = nullptr;        // [n_home][head_dim] of v_type (f32 or f16)
+  const void* k_spill = nullptr;  // [n_slots - n_home][head_dim] of k_type
+  const void* v_spill = nullptr;  // [n_slots - n_home][head_dim] of v_type
   TensorType k_type = TensorType::kF32;
   TensorType v_type = TensorType::kF32;
-  const int32_t* pos = nullptr;  // [n_slots]; < 0 marks an empty slot
+  const int32_t* pos = nullptr;   // [n_slots]; < 0 marks an empty slot
   int32_t n_slots = 0;
+  int32_t n_home = 0;
   int32_t head_dim = 0;
 };
 

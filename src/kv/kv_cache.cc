@@ -17,8 +17,11 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
   row_bytes_ = RowBytes(config.type, config.head_dim);
   const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
   const size_t n_slots = n_heads * config.capacity;
-  k_.resize(n_slots * row_bytes_);
-  v_.resize(n_slots * row_bytes_);
+  k_.resize(n_heads * config.budget * row_bytes_);
+  v_.resize(n_heads * config.budget * row_bytes_);
+  const size_t spill_rows = static_cast<size_t>(config.n_head_kv) * (config.capacity - config.budget);
+  k_spill_.resize(spill_rows * row_bytes_);
+  v_spill_.resize(spill_rows * row_bytes_);
   pos_.assign(n_slots, kFreeSlot);
   if (policy_->needs_scores()) score_.assign(n_slots, 0.0);
   if (policy_->needs_step_attention()) step_attn_.assign(n_slots, 0.0f);
@@ -35,6 +38,20 @@ size_t KvCache::HeadIndex(int32_t layer, int32_t head) const {
 
 size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
   return HeadIndex(layer, head) * config_.capacity + slot;
+}
+
+uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
+  const int32_t budget = config_.budget;
+  if (slot < budget) return &k_[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
+  return &k_spill_[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
+                   row_bytes_];
+}
+
+uint8_t* KvCache::VRow(int32_t layer, int32_t head, int32_t slot) {
+  const int32_t budget = config_.budget;
+  if (slot < budget) return &v_[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
+  return &v_spill_[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
+                   row_bytes_];
 }
 
 static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type) {
@@ -56,9 +73,13 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   } else {
     slot = high_water_[h]++;
   }
+  if (slot >= config_.budget) {
+    H2O_CHECK(spill_layer_ < 0 || spill_layer_ == layer);
+    spill_layer_ = layer;
+  }
   const size_t s = SlotIndex(layer, head, slot);
-  StoreRow(k, &k_[s * row_bytes_], config_.head_dim, config_.type);
-  StoreRow(v, &v_[s * row_bytes_], config_.head_dim, config_.type);
+  StoreRow(k, KRow(layer, head, slot), config_.head_dim, config_.type);
+  StoreRow(v, VRow(layer, head, slot), config_.head_dim, config_.type);
   pos_[s] = pos;
   if (!score_.empty()) score_[s] = 0.0;
   if (!step_attn_.empty()) step_attn_[s] = 0.0f;
@@ -69,11 +90,16 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
 
 KvHeadView KvCache::View(int32_t layer, int32_t head) const {
   const size_t first = SlotIndex(layer, head, 0);
+  const int32_t budget = config_.budget;
+  const size_t spill_first = static_cast<size_t>(head) * (config_.capacity - budget);
   KvHeadView view;
-  view.k = &k_[first * row_bytes_];
-  view.v = &v_[first * row_bytes_];
+  view.k = &k_[HeadIndex(layer, head) * budget * row_bytes_];
+  view.v = &v_[HeadIndex(layer, head) * budget * row_bytes_];
+  view.k_spill = k_spill_.data() + spill_first * row_bytes_;
+  view.v_spill = v_spill_.data() + spill_first * row_bytes_;
   view.pos = &pos_[first];
   view.n_slots = high_water_[HeadIndex(layer, head)];
+  view.n_home = budget;
   view.head_dim = config_.head_dim;
   view.k_type = config_.type;
   view.v_type = config_.type;
@@ -123,6 +149,39 @@ void KvCache::EvictOverBudget(int32_t layer) {
       Evict(h, victim);
     }
   }
+  if (spill_layer_ == layer) {
+    for (int32_t head = 0; head < config_.n_head_kv; ++head) MoveSpillHome(layer, head);
+    spill_layer_ = -1;
+  }
+}
+
+// After eviction count <= budget, and slots [0, budget) had all been
+// written before the head spilled, so every home slot not holding a token
+// is on the free stack: there is one for each spilled survivor.
+void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
+  const size_t h = HeadIndex(layer, head);
+  const int32_t budget = config_.budget;
+  if (high_water_[h] <= budget) return;
+  int32_t* free_stack = &free_slots_[h * config_.capacity];
+  int32_t top = 0;
+  for (int32_t i = 0; i < free_top_[h]; ++i) {
+    if (free_stack[i] < budget) free_stack[top++] = free_stack[i];
+  }
+  for (int32_t from = budget; from < high_water_[h]; ++from) {
+    const size_t f = SlotIndex(layer, head, from);
+    if (pos_[f] == kFreeSlot) continue;
+    H2O_CHECK(top > 0);
+    const int32_t to = free_stack[--top];
+    const size_t t = SlotIndex(layer, head, to);
+    std::memcpy(KRow(layer, head, to), KRow(layer, head, from), row_bytes_);
+    std::memcpy(VRow(layer, head, to), VRow(layer, head, from), row_bytes_);
+    pos_[t] = pos_[f];
+    pos_[f] = kFreeSlot;
+    if (!score_.empty()) std::swap(score_[t], score_[f]);
+    if (!step_attn_.empty()) std::swap(step_attn_[t], step_attn_[f]);
+  }
+  free_top_[h] = top;
+  high_water_[h] = budget;
 }
 
 void KvCache::Clear() {
@@ -133,6 +192,7 @@ void KvCache::Clear() {
   std::fill(high_water_.begin(), high_water_.end(), 0);
   std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
   std::fill(free_top_.begin(), free_top_.end(), 0);
+  spill_layer_ = -1;
 }
 
 void KvCache::CopyFrom(const KvCache& other) {
@@ -141,15 +201,20 @@ void KvCache::CopyFrom(const KvCache& other) {
             o.head_dim == config_.head_dim && o.budget == config_.budget &&
             o.capacity == config_.capacity && o.type == config_.type);
   H2O_CHECK(other.policy_->name() == policy_->name());
+  // Between forward passes nothing is spilled (every layer has evicted), so
+  // all tokens have home slots.
+  H2O_CHECK(other.spill_layer_ < 0);
   // Only slots below each head's high-water mark are ever read, so only
   // those are copied (a full cache of a long context is mostly unwritten).
   const size_t n_heads = count_.size();
   const size_t cap = static_cast<size_t>(config_.capacity);
+  const size_t budget = static_cast<size_t>(config_.budget);
   for (size_t h = 0; h < n_heads; ++h) {
     const size_t first = h * cap;
     const size_t used = static_cast<size_t>(other.high_water_[h]);
-    std::memcpy(&k_[first * row_bytes_], &other.k_[first * row_bytes_], used * row_bytes_);
-    std::memcpy(&v_[first * row_bytes_], &other.v_[first * row_bytes_], used * row_bytes_);
+    const size_t rows = h * budget * row_bytes_;
+    std::memcpy(&k_[rows], &other.k_[rows], used * row_bytes_);
+    std::memcpy(&v_[rows], &other.v_[rows], used * row_bytes_);
     std::copy_n(&other.pos_[first], used, &pos_[first]);
     if (!score_.empty()) std::copy_n(&other.score_[first], used, &score_[first]);
     if (!step_attn_.empty()) std::copy_n(&other.step_attn_[first], used, &step_attn_[first]);
@@ -159,18 +224,19 @@ void KvCache::CopyFrom(const KvCache& other) {
   high_water_ = other.high_water_;
   newest_pos_ = other.newest_pos_;
   free_top_ = other.free_top_;
+  spill_layer_ = -1;
   policy_->CopyStateFrom(*other.policy_);
 }
 
 size_t KvCache::AllocatedBytes() const { return AllocatedBytesFor(config_, *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
-  const size_t n_slots = static_cast<size_t>(c.n_layer) * c.n_head_kv * c.capacity;
-  size_t per_slot = 2 * RowBytes(c.type, c.head_dim) + sizeof(int32_t) /*pos*/ +
-                    sizeof(int32_t) /*free list*/;
+  const size_t n_heads = static_cast<size_t>(c.n_layer) * c.n_head_kv;
+  const size_t rows = n_heads * c.budget + static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
+  size_t per_slot = sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/;
   if (policy.needs_scores()) per_slot += sizeof(double);
   if (policy.needs_step_attention()) per_slot += sizeof(float);
-  return n_slots * per_slot;
+  return rows * 2 * RowBytes(c.type, c.head_dim) + n_heads * c.capacity * per_slot;
 }
 
 size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,

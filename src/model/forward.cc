@@ -49,17 +49,16 @@ KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t g) {
     if (kv.pos[s] >= 0) order[n_present++] = s;
   }
   std::sort(order, order + n_present, [&](int32_t a, int32_t b) { return kv.pos[a] < kv.pos[b]; });
-  const size_t row_bytes = RowBytes(kv.k_type, kv.head_dim);
   for (int32_t rank = 0; rank < n_present; ++rank) {
     const int32_t s = order[rank];
     float* row = rotated + static_cast<size_t>(s) * kv.head_dim;
-    kernels::DequantizeRow(kv.k_type, static_cast<const uint8_t*>(kv.k) + s * row_bytes, row,
-                           kv.head_dim);
+    kernels::DequantizeRow(kv.k_type, kv.KRow(s), row, kv.head_dim);
     kernels::RopeInPlace(row, 1, kv.head_dim, rank, hp.rope_freq_base, hp.rope_freq_scale,
                          hp.rope_mode);
   }
   KvHeadView view = kv;
   view.k = rotated;
+  view.k_spill = rotated + static_cast<size_t>(kv.n_home) * kv.head_dim;
   view.k_type = TensorType::kF32;
   return view;
 }
@@ -70,8 +69,9 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
   const int32_t n_group = hp.n_group();
   const size_t q_dim = static_cast<size_t>(hp.n_head) * hd;
   const KvHeadView view = pos_shift_ ? RotateKeysByRank(cache.View(l, g), g) : cache.View(l, g);
-  const kernels::KvSlots slots{view.k, view.v, view.k_type, view.v_type,
-                               view.pos, view.n_slots, hd};
+  const kernels::KvSlots slots{view.k,      view.v,    view.k_spill, view.v_spill,
+                               view.k_type, view.v_type, view.pos,   view.n_slots,
+                               view.n_home, hd};
   float* step = cache.step_attention(l, g);
   // TOVA ranks by the newest query's attention alone.
   if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);

@@ -88,7 +88,10 @@ Model* BenchOnStories::model_ = nullptr;
 
 // Per slot, f16: K and V rows of 8 halves (2 * 16 B) + position (4) + free
 // list (4) = 40 B; h2o adds its score (8) = 48 B. 20 (layer, KV head) pairs.
+// An evicting cache keeps K/V rows for its budget per pair plus one chunk
+// per KV head (the spill all layers share), metadata for budget + chunk.
 constexpr size_t kHeads = 5 * 4;
+constexpr size_t kH2oBytes = kHeads * 16 * 32 + 4 * 8 * 32 + kHeads * (16 + 8) * 16;
 
 TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
   const BenchTest pp{BenchKind::kPrompt, 16, 32};
@@ -104,7 +107,7 @@ TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
     EXPECT_FALSE(r->roofline_tps.has_value());
   }
   EXPECT_EQ(full.kv_bytes, kHeads * 48 * 40);       // capacity n_ctx = 32 + 16
-  EXPECT_EQ(h2o.kv_bytes, kHeads * (16 + 8) * 48);  // budget + chunk
+  EXPECT_EQ(h2o.kv_bytes, kH2oBytes);  // budget 16, chunk 8
   EXPECT_EQ(h2o.kv_resolved, "h2o:heavy=8,recent=8");
 }
 
@@ -113,7 +116,7 @@ TEST_F(BenchOnStories, GenerateAtDepthFullVsH2o) {
   const BenchRecord full = Run("full", tg);
   const BenchRecord h2o = Run("h2o:heavy=8,recent=8", tg);
   EXPECT_EQ(full.kv_bytes, kHeads * 40 * 40);
-  EXPECT_EQ(h2o.kv_bytes, kHeads * 24 * 48);
+  EXPECT_EQ(h2o.kv_bytes, kH2oBytes);
   // Token i attends to 33 + i tokens in the full cache, budget + 1 = 17 in h2o.
   ASSERT_TRUE(full.kv_tokens_read && h2o.kv_tokens_read);
   EXPECT_DOUBLE_EQ(*full.kv_tokens_read, 36.5);

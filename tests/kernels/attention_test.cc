@@ -18,14 +18,16 @@ namespace {
 struct Case {
   int32_t n_group, head_dim, n_slots;
   TensorType type;
+  int32_t n_home;  // slots whose rows are in the home arrays; the rest spill
 };
 
 TEST(AttendGroup, MatchesDoubleReference) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-  const Case cases[] = {{1, 8, 1, TensorType::kF32},    {2, 8, 37, TensorType::kF16},
-                        {8, 64, 300, TensorType::kF16}, {4, 20, 129, TensorType::kF32},
-                        {3, 128, 65, TensorType::kF16}, {8, 64, 513, TensorType::kF32}};
+  const Case cases[] = {{1, 8, 1, TensorType::kF32, 1},       {2, 8, 37, TensorType::kF16, 30},
+                        {8, 64, 300, TensorType::kF16, 300},  {4, 20, 129, TensorType::kF32, 64},
+                        {3, 128, 65, TensorType::kF16, 0},    {8, 64, 513, TensorType::kF32, 449},
+                        {1, 64, 200, TensorType::kF16, 137}};
   for (const Case& c : cases) {
     const int32_t d = c.head_dim, n = c.n_slots, g = c.n_group;
     std::vector<float> kf(static_cast<size_t>(n) * d), vf(kf.size()), q(static_cast<size_t>(g) * d);
@@ -48,7 +50,19 @@ TEST(AttendGroup, MatchesDoubleReference) {
     const int32_t query_pos = pos[n - 1] >= 0 ? pos[n - 1] : 3 * n;  // slot n-1 always visible
     if (pos[n - 1] < 0) pos[n - 1] = 0;
 
-    const KvSlots slots{k.data(), v.data(), c.type, c.type, pos.data(), n, d};
+    // Rows from n_home on move to separate spill arrays; NaN left in their
+    // old place would poison the output if the kernel read it.
+    const size_t row_bytes = RowBytes(c.type, d);
+    const std::vector<uint8_t> k_spill(k.begin() + c.n_home * row_bytes, k.end());
+    const std::vector<uint8_t> v_spill(v.begin() + c.n_home * row_bytes, v.end());
+    const std::vector<float> nan_row(d, NAN);
+    for (int32_t s = c.n_home; s < n; ++s) {
+      QuantizeRow(c.type, nan_row.data(), &k[s * row_bytes], d);
+      QuantizeRow(c.type, nan_row.data(), &v[s * row_bytes], d);
+    }
+    const KvSlots slots{.k = k.data(), .v = v.data(), .k_spill = k_spill.data(),
+                        .v_spill = v_spill.data(), .k_type = c.type, .v_type = c.type,
+                        .pos = pos.data(), .n_slots = n, .n_home = c.n_home, .head_dim = d};
     std::vector<float> out(static_cast<size_t>(g) * d), probs(static_cast<size_t>(g) * n);
     std::vector<double> scores(n, 0.5);
     std::vector<float> step(n, 0.0f);

@@ -75,23 +75,32 @@ TEST(KvCache, StoresRowsPerLayerAndHead) {
   }
 }
 
-TEST(KvCache, EvictedSlotIsReusedInPlaceAndMemoryStaysFixed) {
+// The slot of `pos` in (l, h), or -1.
+int32_t SlotOf(const KvCache& cache, int32_t l, int32_t h, int32_t pos) {
+  const KvHeadView view = cache.View(l, h);
+  for (int32_t s = 0; s < view.n_slots; ++s) {
+    if (view.pos[s] == pos) return s;
+  }
+  return -1;
+}
+
+TEST(KvCache, EvictedSlotIsReusedAndMemoryStaysFixed) {
   KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>(3));
   const size_t bytes = cache.AllocatedBytes();
   for (int32_t pos = 0; pos < 20; ++pos) {
     for (int32_t l = 0; l < 2; ++l) {
       for (int32_t h = 0; h < 3; ++h) {
         const auto k = Row(pos, h, 1.0f);
-        const int32_t slot = cache.Append(l, h, pos, k.data(), k.data());
-        // Slots fill 0..3 once; after that each token lands in the slot just
-        // freed, which held pos - 4 (evicted when pos - 1 arrived).
-        EXPECT_EQ(slot, pos % 4);
+        const auto v = Row(pos, h, -1.0f);
+        const int32_t slot = cache.Append(l, h, pos, k.data(), v.data());
+        // Slots 0..2 fill once; after that the new token spills to slot 3.
+        EXPECT_EQ(slot, std::min(pos, 3));
       }
       cache.EvictOverBudget(l);
       for (int32_t h = 0; h < 3; ++h) {
         EXPECT_EQ(cache.count(l, h), std::min(pos + 1, 3));
         const KvHeadView view = cache.View(l, h);
-        EXPECT_LE(view.n_slots, 4);
+        EXPECT_LE(view.n_slots, 3);  // nothing left in the spill
         std::vector<int32_t> kept;
         for (int32_t s = 0; s < view.n_slots; ++s) {
           if (view.pos[s] >= 0) kept.push_back(view.pos[s]);
@@ -100,22 +109,61 @@ TEST(KvCache, EvictedSlotIsReusedInPlaceAndMemoryStaysFixed) {
         std::vector<int32_t> expected;
         for (int32_t p = std::max(0, pos - 2); p <= pos; ++p) expected.push_back(p);
         EXPECT_EQ(kept, expected);
+        // The newest token took the slot its victim, pos - 3, freed, and
+        // its rows came along.
+        EXPECT_EQ(SlotOf(cache, l, h, pos), pos % 3);
+        const auto k = Row(pos, h, 1.0f);
+        for (int i = 0; i < 4; ++i) {
+          EXPECT_EQ(static_cast<const float*>(view.KRow(pos % 3))[i], k[i]);
+          EXPECT_EQ(static_cast<const float*>(view.VRow(pos % 3))[i], -k[i]);
+        }
       }
     }
   }
   EXPECT_EQ(cache.AllocatedBytes(), bytes);
 }
 
-TEST(KvCache, NewTokensStartWithZeroScore) {
-  KvCache cache(SmallConfig(TensorType::kF32, 1, 2), std::make_unique<OldestFirst>(1));
+TEST(KvCache, SpillIsSharedByLayersAndCountedOnce) {
+  // f32, head_dim 4: 16 B a row. K/V rows for budget 3 in each of 2 x 3
+  // (layer, head) pairs + a 1-slot spill per head; metadata (position, free
+  // list, score) for all 4 slots of every pair.
+  KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>(3));
+  EXPECT_EQ(cache.AllocatedBytes(), 2 * 16 * (6 * 3 + 3 * 1) + 6 * 4 * (4 + 4 + 8));
+  for (int32_t pos = 0; pos < 4; ++pos) {
+    const auto k = Row(pos, 0, 1.0f);
+    cache.Append(0, 0, pos, k.data(), k.data());
+  }
+  // Layer 0 has a token in the spill until it evicts: another layer may
+  // not spill meanwhile.
+  for (int32_t pos = 0; pos < 3; ++pos) {
+    const auto k = Row(pos, 0, 1.0f);
+    cache.Append(1, 0, pos, k.data(), k.data());
+  }
+  const auto k = Row(3, 0, 1.0f);
+  EXPECT_DEATH(cache.Append(1, 0, 3, k.data(), k.data()), "");
+  cache.EvictOverBudget(0);
+  EXPECT_EQ(cache.Append(1, 0, 3, k.data(), k.data()), 3);
+}
+
+TEST(KvCache, NewTokensStartWithZeroScoreAndScoresMoveWithTheirToken) {
+  KvCache cache(SmallConfig(TensorType::kF32, 2, 3), std::make_unique<OldestFirst>(2));
   const auto k = Row(0, 0, 1.0f);
   const int32_t s0 = cache.Append(0, 0, 0, k.data(), k.data());
+  const int32_t s1 = cache.Append(0, 0, 1, k.data(), k.data());
   cache.scores(0, 0)[s0] = 5.0;
-  cache.Append(0, 0, 1, k.data(), k.data());
-  cache.EvictOverBudget(0);  // evicts position 0
-  const int32_t s2 = cache.Append(0, 0, 2, k.data(), k.data());
-  EXPECT_EQ(s2, s0);
-  EXPECT_EQ(cache.scores(0, 0)[s2], 0.0);
+  cache.scores(0, 0)[s1] = 7.0;
+  const int32_t spilled = cache.Append(0, 0, 2, k.data(), k.data());
+  EXPECT_EQ(spilled, 2);
+  EXPECT_EQ(cache.scores(0, 0)[spilled], 0.0);
+  cache.scores(0, 0)[spilled] = 2.5;
+  cache.EvictOverBudget(0);  // evicts position 0; position 2 moves to its slot
+  EXPECT_EQ(SlotOf(cache, 0, 0, 2), s0);
+  EXPECT_EQ(cache.scores(0, 0)[s0], 2.5);
+  EXPECT_EQ(cache.scores(0, 0)[s1], 7.0);
+  // The next token lands where position 2 was spilled; that slot's score
+  // starts again at 0.
+  EXPECT_EQ(cache.Append(0, 0, 3, k.data(), k.data()), spilled);
+  EXPECT_EQ(cache.scores(0, 0)[spilled], 0.0);
 }
 
 TEST(KvCache, FullCacheBytesFormula) {

@@ -2,15 +2,21 @@
 // random K/V, attention is simulated by adding random scores (or writing
 // random step attention), and after every EvictOverBudget the kept set is
 // compared with a plain simulation that keeps a std::vector of tokens and
-// erases the victim of DESIGN.md section 3 directly.
+// erases the victim of DESIGN.md section 3 directly. Every kept token's K and
+// V rows are checked too: chunks appended to a full head go through the
+// shared spill area and are moved into freed slots by the eviction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/fp16.h"
 #include "kv/kv_cache.h"
 #include "kv/policies.h"
 
@@ -76,8 +82,11 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
                  .capacity = budget + kMaxChunk, .type = TensorType::kF16},
                 std::move(policy));
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  // Multiples of 1/64 in [-1, 1]: exact in f16, so rows compare exactly.
+  auto value = [&rng] { return static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f; };
   std::vector<std::vector<SimToken>> sim(kLayers * kHeads);
+  using KvRows = std::array<float, 2 * kHeadDim>;
+  std::map<std::tuple<int32_t, int32_t, int32_t>, KvRows> rows;  // (l, h, pos) -> K, V
   int32_t pos = 0;
   while (pos < n_tokens) {
     const int32_t chunk = std::min<int32_t>(1 + static_cast<int32_t>(rng() % kMaxChunk),
@@ -86,9 +95,9 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
       for (int32_t h = 0; h < kHeads; ++h) {
         auto& tokens = sim[l * kHeads + h];
         for (int32_t t = pos; t < pos + chunk; ++t) {
-          float k[kHeadDim], v[kHeadDim];
-          for (int32_t i = 0; i < kHeadDim; ++i) k[i] = value(rng), v[i] = value(rng);
-          cache.Append(l, h, t, k, v);
+          KvRows& kv = rows[{l, h, t}];
+          for (float& x : kv) x = value();
+          cache.Append(l, h, t, kv.data(), kv.data() + kHeadDim);
           if (recent_for_sim >= 0) tokens.push_back({t, 0.0});
         }
         // "Attention": multiples of 1/4 keep every sum exact and ties common.
@@ -119,6 +128,18 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
         for (int32_t p = 0; p < std::min(sinks, end); ++p) {
           ASSERT_TRUE(std::binary_search(kept.begin(), kept.end(), p))
               << name << ": sink " << p << " evicted at " << end;
+        }
+        const KvHeadView view = cache.View(l, h);
+        ASSERT_LE(view.n_slots, budget) << "spilled tokens left after eviction";
+        for (int32_t p : kept) {
+          const int32_t slot = SlotOf(cache, l, h, p);
+          const KvRows& want = rows[{l, h, p}];
+          const auto* k = static_cast<const uint16_t*>(view.KRow(slot));
+          const auto* v = static_cast<const uint16_t*>(view.VRow(slot));
+          for (int32_t i = 0; i < kHeadDim; ++i) {
+            ASSERT_EQ(kernels::F16ToF32(k[i]), want[i]) << name << " pos " << p;
+            ASSERT_EQ(kernels::F16ToF32(v[i]), want[kHeadDim + i]) << name << " pos " << p;
+          }
         }
         if (recent_for_sim >= 0) {
           std::vector<int32_t> expected;

@@ -121,10 +121,12 @@ std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
   const KvCache& cache = session.cache();
   const size_t allocated = cache.AllocatedBytes();
   const size_t full = FullKvBytes(cache, n_tokens);
-  return fmt::format("KV cache ({}, {}): {} allocated ({} slots per layer and KV head); a full "
-                     "cache for {} tokens needs {} ({:.2f}x)",
-                     session.kv_plan().Describe(), TraitsOf(cache.config().type).name,
-                     FormatBytes(allocated), cache.config().capacity, n_tokens, FormatBytes(full),
+  const KvCacheConfig& c = cache.config();
+  return fmt::format("KV cache ({}, {}): {} allocated ({} tokens per layer and KV head, {} more "
+                     "shared by the layers for a chunk); a full cache for {} tokens needs {} "
+                     "({:.2f}x)",
+                     session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
+                     c.budget, c.capacity - c.budget, n_tokens, FormatBytes(full),
                      full > 0 ? static_cast<double>(allocated) / full : 0.0);
 }
 

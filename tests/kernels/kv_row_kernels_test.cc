@@ -1,7 +1,8 @@
 // The attention row kernels (ScoreRows, WeightedSumRows) of every backend
 // against a double-precision sum written here, over head sizes with and
 // without a remainder past the vector width, run lengths around the 4-row
-// blocking and query-head groups around the 8-head blocking. Tolerances follow the dot-product bound of dot_test.cc:
+// blocking and query-head groups around the 4-head (scores) and 8-head
+// (weighted sums) blocking. Tolerances follow the dot-product bound of dot_test.cc:
 // a float sum of m products is within about FLT_EPSILON * (m/8 + 16) *
 // sum|terms| of the exact value.
 #include <gtest/gtest.h>
@@ -42,7 +43,7 @@ Rows MakeRows(TensorType type, int64_t n_rows, int64_t d, uint32_t seed) {
 
 constexpr int64_t kHeadDims[] = {1, 7, 8, 20, 64, 72, 128, 131};
 constexpr int64_t kRunLengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 33};
-constexpr int64_t kGroupSizes[] = {1, 2, 3, 8, 11};
+constexpr int64_t kGroupSizes[] = {1, 2, 3, 4, 5, 8, 11};
 
 TEST(KvRowKernels, ScoreRowsMatchDoubleSums) {
   for (const KernelTable* table : AvailableKernels()) {

@@ -233,7 +233,7 @@ Command RegisterBench(CLI::App& app) {
                   "KV specs, comma-separated or repeated, e.g. full,h2o:heavy=10%,recent=10%; "
                   "percentages are of depth + the test's tokens")
       ->capture_default_str();
-  cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test (min and median)")
+  cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test (min and median); the depth is filled once per test")
       ->capture_default_str();
   cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)");
   cmd->add_option("--chunk", f->chunk,

@@ -122,11 +122,16 @@ std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
   const size_t allocated = cache.AllocatedBytes();
   const size_t full = FullKvBytes(cache, n_tokens);
   const KvCacheConfig& c = cache.config();
-  return fmt::format("KV cache ({}, {}): {} allocated ({} tokens per layer and KV head, {} more "
-                     "shared by the layers for a chunk); a full cache for {} tokens needs {} "
+  const int32_t spill = c.capacity - c.budget;
+  const std::string slots =
+      spill > 0 ? fmt::format("{} tokens per layer and KV head, {} more shared by the layers for a "
+                              "chunk",
+                              c.budget, spill)
+                : fmt::format("{} tokens per layer and KV head", c.budget);
+  return fmt::format("KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} "
                      "({:.2f}x)",
                      session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
-                     c.budget, c.capacity - c.budget, n_tokens, FormatBytes(full),
+                     slots, n_tokens, FormatBytes(full),
                      full > 0 ? static_cast<double>(allocated) / full : 0.0);
 }
 

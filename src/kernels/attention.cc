@@ -25,13 +25,6 @@ void ForEachVisibleRun(const KvSlots& kv, int32_t query_pos, Fn fn) {
   }
 }
 
-// The row of `slot` in home rows `home` or spill rows `spill`.
-const uint8_t* RowOf(const void* home, const void* spill, size_t row_bytes, int32_t n_home,
-                     int32_t slot) {
-  return slot < n_home ? static_cast<const uint8_t*>(home) + slot * row_bytes
-                       : static_cast<const uint8_t*>(spill) + (slot - n_home) * row_bytes;
-}
-
 }  // namespace
 
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
@@ -41,23 +34,19 @@ void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t que
   const int32_t n = kv.n_slots;
   const ScoreRowsFn score_rows = kt.KvFor(kv.k_type).score_rows;
   const WeightedSumRowsFn weighted_sum_rows = kt.KvFor(kv.v_type).weighted_sum_rows;
-  const size_t k_row_bytes = RowBytes(kv.k_type, d);
-  const size_t v_row_bytes = RowBytes(kv.v_type, d);
 
   // Masked (-inf) logits become exactly 0 in the softmax.
   std::fill(o.probs, o.probs + static_cast<size_t>(n_group) * n,
             -std::numeric_limits<float>::infinity());
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    score_rows(q, n_group, RowOf(kv.k, kv.k_spill, k_row_bytes, kv.n_home, begin), end - begin, d,
-               scale, o.probs + begin, n);
+    score_rows(q, n_group, kv.KRow(begin), end - begin, d, scale, o.probs + begin, n);
   });
   for (int32_t h = 0; h < n_group; ++h) {
     kt.softmax(o.probs + static_cast<size_t>(h) * n, n);
     std::fill(o.out + static_cast<size_t>(h) * d, o.out + static_cast<size_t>(h + 1) * d, 0.0f);
   }
   ForEachVisibleRun(kv, query_pos, [&](int32_t begin, int32_t end) {
-    weighted_sum_rows(o.probs + begin, n, n_group,
-                      RowOf(kv.v, kv.v_spill, v_row_bytes, kv.n_home, begin), end - begin, d, o.out);
+    weighted_sum_rows(o.probs + begin, n, n_group, kv.VRow(begin), end - begin, d, o.out);
   });
   if (o.score_accum == nullptr && o.step_attention == nullptr) return;
   // The scores from the same probabilities, summed over the group.

@@ -4,6 +4,7 @@
 // V kernels (KvRowKernels).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/tensor_type.h"
@@ -11,7 +12,8 @@
 namespace h2o::kernels {
 
 // One KV head's slots, as the cache stores them: the rows of slots [0,
-// n_home) at k / v, those of [n_home, n_slots) at k_spill / v_spill.
+// n_home) at k / v, those of [n_home, n_slots) at k_spill / v_spill (the
+// cache's chunk area shared by its layers); KRow / VRow hide the split.
 struct KvSlots {
   const void* k = nullptr;        // [n_home][head_dim] of k_type (f32 or f16)
   const void* v = nullptr;        // [n_home][head_dim] of v_type (f32 or f16)
@@ -23,6 +25,16 @@ struct KvSlots {
   int32_t n_slots = 0;
   int32_t n_home = 0;
   int32_t head_dim = 0;
+
+  const void* KRow(int32_t slot) const { return Row(k, k_spill, k_type, slot); }
+  const void* VRow(int32_t slot) const { return Row(v, v_spill, v_type, slot); }
+
+ private:
+  const void* Row(const void* home, const void* spill, TensorType type, int32_t slot) const {
+    const size_t row_bytes = RowBytes(type, head_dim);
+    return slot < n_home ? static_cast<const uint8_t*>(home) + slot * row_bytes
+                         : static_cast<const uint8_t*>(spill) + (slot - n_home) * row_bytes;
+  }
 };
 
 struct GroupAttentionOutputs {

@@ -40,18 +40,20 @@ size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
   return HeadIndex(layer, head) * config_.capacity + slot;
 }
 
-uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
+uint8_t* KvCache::RowIn(std::vector<uint8_t>& home, std::vector<uint8_t>& spill, int32_t layer,
+                       int32_t head, int32_t slot) {
   const int32_t budget = config_.budget;
-  if (slot < budget) return &k_[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
-  return &k_spill_[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
-                   row_bytes_];
+  if (slot < budget) return &home[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
+  return &spill[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
+                row_bytes_];
+}
+
+uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
+  return RowIn(k_, k_spill_, layer, head, slot);
 }
 
 uint8_t* KvCache::VRow(int32_t layer, int32_t head, int32_t slot) {
-  const int32_t budget = config_.budget;
-  if (slot < budget) return &v_[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
-  return &v_spill_[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
-                   row_bytes_];
+  return RowIn(v_, v_spill_, layer, head, slot);
 }
 
 static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/tensor_type.h"
+#include "kernels/attention.h"
 #include "kv/kv_policy.h"
 
 namespace h2o {
@@ -40,31 +41,9 @@ struct KvCacheConfig {
   TensorType type = TensorType::kF16;  // K/V element type: kF32 or kF16
 };
 
-// Read-only view of one (layer, head)'s slots for attention. The K/V rows
-// of slots [0, n_home) are at k / v, those of [n_home, n_slots) at k_spill
-// / v_spill (see the class comment); KRow / VRow hide the split.
-struct KvHeadView {
-  const void* k = nullptr;        // [n_home][head_dim] of k_type
-  const void* v = nullptr;        // [n_home][head_dim] of v_type
-  const void* k_spill = nullptr;  // [n_slots - n_home][head_dim] of k_type
-  const void* v_spill = nullptr;  // [n_slots - n_home][head_dim] of v_type
-  const int32_t* pos = nullptr;   // [n_slots]; kFreeSlot for an empty slot
-  int32_t n_slots = 0;            // high-water mark: slots ever written
-  int32_t n_home = 0;             // the budget
-  int32_t head_dim = 0;
-  TensorType k_type = TensorType::kF32;
-  TensorType v_type = TensorType::kF32;
-
-  const void* KRow(int32_t slot) const { return Row(k, k_spill, k_type, slot); }
-  const void* VRow(int32_t slot) const { return Row(v, v_spill, v_type, slot); }
-
- private:
-  const void* Row(const void* home, const void* spill, TensorType type, int32_t slot) const {
-    const size_t row_bytes = RowBytes(type, head_dim);
-    return slot < n_home ? static_cast<const uint8_t*>(home) + slot * row_bytes
-                         : static_cast<const uint8_t*>(spill) + (slot - n_home) * row_bytes;
-  }
-};
+// Read-only view of one (layer, head)'s slots: what attention reads
+// (kernels::KvSlots), with n_home = the budget.
+using KvHeadView = kernels::KvSlots;
 
 class KvCache {
  public:
@@ -126,6 +105,10 @@ class KvCache {
   size_t HeadIndex(int32_t layer, int32_t head) const;
   size_t SlotIndex(int32_t layer, int32_t head, int32_t slot) const;
   void Evict(size_t head_index, int32_t slot);
+  // The K (V) row of a slot: in the (layer, head)'s own rows below the
+  // budget, in the head's spill area from there on.
+  uint8_t* RowIn(std::vector<uint8_t>& home, std::vector<uint8_t>& spill, int32_t layer,
+                 int32_t head, int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
   void MoveSpillHome(int32_t layer, int32_t head);

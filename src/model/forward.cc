@@ -69,9 +69,6 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
   const int32_t n_group = hp.n_group();
   const size_t q_dim = static_cast<size_t>(hp.n_head) * hd;
   const KvHeadView view = pos_shift_ ? RotateKeysByRank(cache.View(l, g), g) : cache.View(l, g);
-  const kernels::KvSlots slots{view.k,      view.v,    view.k_spill, view.v_spill,
-                               view.k_type, view.v_type, view.pos,   view.n_slots,
-                               view.n_home, hd};
   float* step = cache.step_attention(l, g);
   // TOVA ranks by the newest query's attention alone.
   if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);
@@ -83,7 +80,7 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
     const size_t first_head = static_cast<size_t>(g) * n_group * hd;
     outputs.out = &attn_out_[t * q_dim + first_head];
     outputs.step_attention = t == n - 1 ? step : nullptr;
-    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, slots, pos0 + t, scale, outputs);
+    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, view, pos0 + t, scale, outputs);
     if (observer_ != nullptr) {
       const size_t n_slots = static_cast<size_t>(view.n_slots);
       for (int32_t j = 0; j < n_group; ++j) {

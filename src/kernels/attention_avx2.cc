@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "kernels/prefetch.h"
 #include "kernels/simd.h"
 
 namespace h2o::kernels::avx2 {
@@ -18,21 +19,13 @@ namespace {
 
 constexpr int64_t kWidth = 8;
 
-// How far ahead rows are prefetched, as for the weight rows in
-// simd_avx2.cc: a deep cache's K/V rows stream from DRAM, and the kernels
-// run close to one core's bandwidth, so the hardware prefetcher alone
-// leaves them waiting.
-constexpr int64_t kPrefetchBytes = 1024;
-
 struct F32Rows {
   const float* p;
   __m256 Load(int64_t i) const { return _mm256_loadu_ps(p + i); }
   float At(int64_t i) const { return p[i]; }
-  // Hints the lines of elements [i, i + n) a kilobyte ahead into L1.
-  void PrefetchAhead(int64_t i, int64_t n) const { Prefetch(p + i, n * sizeof(float)); }
-  static void Prefetch(const void* at, int64_t bytes) {
-    const char* ahead = static_cast<const char*>(at) + kPrefetchBytes;
-    for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+  // Hints elements [i, i + n), a kilobyte ahead (kernels/prefetch.h).
+  void PrefetchAhead(int64_t i, int64_t n) const {
+    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(float)));
   }
 };
 
@@ -43,7 +36,7 @@ struct F16Rows {
   }
   float At(int64_t i) const { return _cvtsh_ss(p[i]); }
   void PrefetchAhead(int64_t i, int64_t n) const {
-    F32Rows::Prefetch(p + i, n * static_cast<int64_t>(sizeof(uint16_t)));
+    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(uint16_t)));
   }
 };
 
@@ -145,12 +138,12 @@ void ScoreRowsFourHeads(const float* q, Rows rows, int64_t n_rows, int64_t d, fl
     __m128 s0 = Sum4(a0[0], a0[1], a0[2], a0[3]);
     __m128 s1 = Sum4(a1[0], a1[1], a1[2], a1[3]);
     if (d8 < d) {
-      s0 = _mm_add_ps(s0, _mm_setr_ps(TailDot(q, rows, b0, d8, d), TailDot(q + d, rows, b0, d8, d),
-                                      TailDot(q + 2 * d, rows, b0, d8, d),
-                                      TailDot(q + 3 * d, rows, b0, d8, d)));
-      s1 = _mm_add_ps(s1, _mm_setr_ps(TailDot(q, rows, b1, d8, d), TailDot(q + d, rows, b1, d8, d),
-                                      TailDot(q + 2 * d, rows, b1, d8, d),
-                                      TailDot(q + 3 * d, rows, b1, d8, d)));
+      auto tails = [&](int64_t b) {  // the four heads' columns past d8 of row b
+        return _mm_setr_ps(TailDot(q, rows, b, d8, d), TailDot(q + d, rows, b, d8, d),
+                           TailDot(q + 2 * d, rows, b, d8, d), TailDot(q + 3 * d, rows, b, d8, d));
+      };
+      s0 = _mm_add_ps(s0, tails(b0));
+      s1 = _mm_add_ps(s1, tails(b1));
     }
     alignas(16) float t0[4], t1[4];
     _mm_store_ps(t0, _mm_mul_ps(s0, vscale));

@@ -1,0 +1,27 @@
+// Software prefetch for the row-streaming kernels (the dots of decode's
+// matvec, the attention row kernels): at decode these run close to one
+// core's DRAM bandwidth, and the hardware prefetcher alone leaves them
+// waiting on lines; hinting a kilobyte ahead measured 10-20% faster (Zen 1).
+// Internal linkage on purpose: the AVX2 files that include this may not
+// odr-use inline functions from headers (see simd_avx2.cc).
+#pragma once
+
+#include <xmmintrin.h>
+
+#include <cstdint>
+
+namespace h2o::kernels {
+namespace {
+
+constexpr int64_t kPrefetchBytes = 1024;
+
+// Hints into L1 the 64-byte lines of the `bytes` bytes that start
+// kPrefetchBytes past `at`; prefetches never fault, so hinting past the end
+// of a row is harmless.
+[[maybe_unused]] void PrefetchAhead(const void* at, int64_t bytes) {
+  const char* ahead = static_cast<const char*>(at) + kPrefetchBytes;
+  for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+}
+
+}  // namespace
+}  // namespace h2o::kernels

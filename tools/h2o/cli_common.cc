@@ -122,17 +122,18 @@ std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
   const size_t allocated = cache.AllocatedBytes();
   const size_t full = FullKvBytes(cache, n_tokens);
   const KvCacheConfig& c = cache.config();
-  const int32_t spill = c.capacity - c.budget;
-  const std::string slots =
-      spill > 0 ? fmt::format("{} tokens per layer and KV head, {} more shared by the layers for a "
-                              "chunk",
-                              c.budget, spill)
-                : fmt::format("{} tokens per layer and KV head", c.budget);
   return fmt::format("KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} "
                      "({:.2f}x)",
                      session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
-                     slots, n_tokens, FormatBytes(full),
+                     DescribeKvSlots(c), n_tokens, FormatBytes(full),
                      full > 0 ? static_cast<double>(allocated) / full : 0.0);
+}
+
+std::string DescribeKvSlots(const KvCacheConfig& c) {
+  const int32_t spill = c.capacity - c.budget;
+  if (spill == 0) return fmt::format("{} tokens per layer and KV head", c.budget);
+  return fmt::format("{} tokens per layer and KV head, {} more shared by the layers for a chunk",
+                     c.budget, spill);
 }
 
 int Fail(const Status& status) { return Fail(status.message()); }

@@ -50,6 +50,9 @@ Status WriteKvDump(const KvCache& cache, const std::string& path);
 // "KV cache (h2o:heavy=8,recent=8, f16): 40.0 KiB allocated; a full cache
 // for 512 tokens needs 160.0 KiB (0.25x)".
 std::string DescribeKvMemory(const Session& session, int64_t n_tokens);
+// "B tokens per layer and KV head[, C more shared by the layers for a
+// chunk]": where a cache of config `c` keeps its K/V rows.
+std::string DescribeKvSlots(const KvCacheConfig& c);
 size_t FullKvBytes(const KvCache& cache, int64_t n_tokens);
 Result<Tokenizer> LoadTokenizer(const Model& model);
 

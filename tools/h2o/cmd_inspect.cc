@@ -96,10 +96,9 @@ int RunInspect(const InspectFlags& f) {
                     .budget = plan->budget, .capacity = plan->budget + f.chunk,
                     .type = *kv_type};
     const size_t bytes = KvCache::AllocatedBytesFor(c, *policy);
-    std::printf("KV cache %s with chunk %d: %s (%d tokens per layer and KV head, %d more shared "
-                "by the layers for a chunk, scores included), %.3fx of the full cache\n",
-                plan->Describe().c_str(), f.chunk, FormatBytes(bytes).c_str(), c.budget,
-                c.capacity - c.budget, static_cast<double>(bytes) / kv_full);
+    std::printf("KV cache %s with chunk %d: %s (%s, scores included), %.3fx of the full cache\n",
+                plan->Describe().c_str(), f.chunk, FormatBytes(bytes).c_str(),
+                DescribeKvSlots(c).c_str(), static_cast<double>(bytes) / kv_full);
   }
   return 0;
 }

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build g++ clang
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          libfmt-dev libcpp-httplib-dev)
+          libfmt-dev libcpp-httplib-dev libpcre2-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -33,8 +33,8 @@ struct TypeKernels {
 
 // Contracts as the functions of the same name in ops.h.
 using RmsNormFn = void (*)(const float* x, const float* weight, float* out, int64_t n, float eps);
-using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                        float freq_scale, RopeMode mode);
+using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos,
+                        const RopeParams& rope);
 using SoftmaxFn = void (*)(float* x, int64_t n);
 using SwiGluFn = void (*)(float* gate, const float* up, int64_t n);
 using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
@@ -51,8 +51,8 @@ using GemmF32Fn = void (*)(const float* w, int64_t n_rows, const float* x, int64
 // row is loaded and widened once, not once per slot and head.
 using ScoreRowsFn = void (*)(const float* q, int64_t n_q, const void* rows, int64_t n_rows,
                              int64_t d, float scale, float* out, int64_t out_stride);
-using WeightedSumRowsFn = void (*)(const float* p, int64_t p_stride, int64_t n_q,
-                                   const void* rows, int64_t n_rows, int64_t d, float* out);
+using WeightedSumRowsFn = void (*)(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                                   int64_t n_rows, int64_t d, float* out);
 
 struct KvRowKernels {
   ScoreRowsFn score_rows;

@@ -10,10 +10,10 @@ void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
   ActiveKernels().rms_norm(x, weight, out, n, eps);
 }
 
-void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                 float freq_scale, RopeMode mode) {
-  H2O_CHECK(head_dim % 2 == 0);
-  ActiveKernels().rope(x, n_heads, head_dim, pos, freq_base, freq_scale, mode);
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope) {
+  H2O_CHECK(rope.n_rot % 2 == 0 && rope.n_rot <= head_dim);
+  H2O_CHECK(rope.n_rot == 0 || rope.inv_freq != nullptr);
+  ActiveKernels().rope(x, n_heads, head_dim, pos, rope);
 }
 
 void SoftmaxInPlace(float* x, int64_t n) {

@@ -14,15 +14,27 @@ void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
 // Which element pairs a rotary embedding rotates.
 enum class RopeMode {
   kNormal,  // pairs (2i, 2i+1): GGML mode 0, LLaMA-family GGUF files
-  kNeox,    // pairs (i, i + head_dim/2): GPT-NeoX, Qwen, Phi, ...
+  kNeox,    // pairs (i, i + n_rot/2): GPT-NeoX, Qwen, Phi, ...
+};
+
+// A model's rotary embedding, independent of the position: pair i of the
+// first n_rot dims of every head turns by pos * inv_freq[i] radians, with
+// cos and sin scaled by mscale. Scaling schemes (linear, YaRN, Llama 3's
+// rope_freqs) differ only in inv_freq and mscale, so the kernels know none
+// of them (model/rope.h computes both). Dims past n_rot are left as they are
+// (partial rotary).
+struct RopeParams {
+  const double* inv_freq = nullptr;  // [n_rot / 2]
+  int64_t n_rot = 0;                 // even, at most head_dim
+  float mscale = 1.0f;               // YaRN's magnitude correction
+  RopeMode mode = RopeMode::kNormal;
 };
 
 // Rotates each head of x ([n_heads][head_dim], in place) for position pos:
-// pair i (i in [0, head_dim/2)) turns by theta_i = pos * freq_scale *
-// freq_base^(-2i/head_dim), (a, b) -> (a cos - b sin, a sin + b cos).
-// Requires head_dim even. Angles are computed in double precision.
-void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                 float freq_scale, RopeMode mode);
+// (a, b) -> (a c - b s, a s + b c) with c = mscale cos(theta_i), s = mscale
+// sin(theta_i), theta_i = pos * inv_freq[i]. Angles, cos and sin are
+// computed in double precision. Requires rope.n_rot even and <= head_dim.
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
 
 // x = softmax(x), subtracting the max first so large inputs cannot
 // overflow. Requires n >= 1 and at least one element > -inf (masked -inf

@@ -36,8 +36,7 @@ float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
 
 void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
-void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                 float freq_scale, RopeMode mode);
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGluInPlace(float* gate, const float* up, int64_t n);
 void Axpy(float a, const float* x, float* y, int64_t n);

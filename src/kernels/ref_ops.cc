@@ -15,19 +15,16 @@ void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
-void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                 float freq_scale, RopeMode mode) {
-  const int64_t half = head_dim / 2;
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope) {
+  const int64_t half = rope.n_rot / 2;
   // Element offsets of pair i within a head, and of its partner.
-  const int64_t stride = mode == RopeMode::kNormal ? 2 : 1;
-  const int64_t partner = mode == RopeMode::kNormal ? 1 : half;
+  const int64_t stride = rope.mode == RopeMode::kNormal ? 2 : 1;
+  const int64_t partner = rope.mode == RopeMode::kNormal ? 1 : half;
   for (int64_t i = 0; i < half; ++i) {
     // One angle per pair, shared by all heads.
-    const double theta = static_cast<double>(pos) * freq_scale *
-                         std::pow(static_cast<double>(freq_base),
-                                  -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-    const double c = std::cos(theta);
-    const double s = std::sin(theta);
+    const double theta = static_cast<double>(pos) * rope.inv_freq[i];
+    const double c = std::cos(theta) * rope.mscale;
+    const double s = std::sin(theta) * rope.mscale;
     for (int64_t h = 0; h < n_heads; ++h) {
       float* a = x + h * head_dim + i * stride;
       float* b = a + partner;
@@ -65,7 +62,8 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy) {
   for (int64_t t = 0; t < n_tokens; ++t) {
-    for (int64_t r = 0; r < n_rows; ++r) y[t * ldy + r] = DotRowF32(w + r * cols, x + t * cols, cols);
+    for (int64_t r = 0; r < n_rows; ++r)
+      y[t * ldy + r] = DotRowF32(w + r * cols, x + t * cols, cols);
   }
 }
 

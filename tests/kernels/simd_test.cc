@@ -219,27 +219,40 @@ TEST(SimdTest, SwiGluMatchesReference) {
 
 TEST(SimdTest, RopeIsBitIdenticalToReference) {
   struct Case {
-    int64_t n_heads, head_dim, pos;
+    int64_t n_heads, head_dim, n_rot, pos;
+    float mscale;
   };
   // Pair counts 1, 3, 5, 32, 64, 65, 128: vector bodies, odd tails, and
-  // more pairs than one angle chunk (64).
-  const Case cases[] = {{1, 2, 5},      {3, 6, 17},   {2, 10, 3},     {4, 64, 1000},
-                        {8, 128, 4095}, {2, 130, 77}, {1, 256, 9999}, {5, 6, 0}};
+  // more pairs than one angle chunk (64); partial rotary and a magnitude
+  // factor.
+  const Case cases[] = {{1, 2, 2, 5, 1.0f},        {3, 6, 6, 17, 1.0f},
+                        {2, 10, 10, 3, 1.0f},      {4, 64, 64, 1000, 1.0f},
+                        {8, 128, 128, 4095, 1.0f}, {2, 130, 130, 77, 1.0f},
+                        {1, 256, 256, 9999, 1.0f}, {5, 6, 6, 0, 1.0f},
+                        {3, 80, 20, 33, 1.0f},     {2, 96, 66, 500, 1.2f}};
   for (const KernelTable* table : SimdTables()) {
     for (const Case& c : cases) {
+      // Uneven divisors, like Llama 3's rope_freqs.
+      std::vector<double> inv_freq(static_cast<size_t>(c.n_rot / 2));
+      for (size_t i = 0; i < inv_freq.size(); ++i) {
+        inv_freq[i] =
+            std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(c.n_rot)) /
+            (1.0 + 0.37 * static_cast<double>(i % 5));
+      }
       for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
+        const RopeParams rope{inv_freq.data(), c.n_rot, c.mscale, mode};
         for (int offset : {0, 1}) {
           const int64_t n = c.n_heads * c.head_dim;
           const std::vector<float> xv = RandomVector(n, static_cast<uint32_t>(n), -2.0f, 2.0f);
           std::vector<float> want(n + 2, -7.0f), got(n + 2, -7.0f);
           CopyInto(want.data() + offset, xv);
           CopyInto(got.data() + offset, xv);
-          ref::RopeInPlace(want.data() + offset, c.n_heads, c.head_dim, c.pos, 10000.0f, 1.0f,
-                           mode);
-          table->rope(got.data() + offset, c.n_heads, c.head_dim, c.pos, 10000.0f, 1.0f, mode);
+          ref::RopeInPlace(want.data() + offset, c.n_heads, c.head_dim, c.pos, rope);
+          table->rope(got.data() + offset, c.n_heads, c.head_dim, c.pos, rope);
           ASSERT_EQ(want, got) << "backend=" << table->name << " heads=" << c.n_heads
-                               << " head_dim=" << c.head_dim << " pos=" << c.pos
-                               << " mode=" << static_cast<int>(mode) << " offset=" << offset;
+                               << " head_dim=" << c.head_dim << " n_rot=" << c.n_rot
+                               << " pos=" << c.pos << " mode=" << static_cast<int>(mode)
+                               << " offset=" << offset;
         }
       }
     }

@@ -10,12 +10,12 @@
 
 namespace h2o {
 
-ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity,
-                         bool pos_shift, int n_threads)
+ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity, bool pos_shift,
+                         int n_threads)
     : model_(model), max_chunk_(max_chunk), kv_capacity_(kv_capacity), pos_shift_(pos_shift) {
   const HParams& hp = model.hparams();
   const size_t n = static_cast<size_t>(max_chunk);
-  const size_t q_dim = static_cast<size_t>(hp.n_head) * hp.head_dim;
+  const size_t q_dim = static_cast<size_t>(hp.q_dim());
   x_.resize(n * hp.n_embd);
   xb_.resize(n * hp.n_embd);
   q_.resize(n * q_dim);
@@ -41,7 +41,6 @@ void ForwardPass::MatMul(const WeightMatrix& w, const float* x, int32_t n, float
 }
 
 KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t g) {
-  const HParams& hp = model_.hparams();
   int32_t* order = &slot_order_[static_cast<size_t>(g) * kv_capacity_];
   float* rotated = &rotated_k_[static_cast<size_t>(g) * kv_capacity_ * kv.head_dim];
   int32_t n_present = 0;
@@ -53,8 +52,7 @@ KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t g) {
     const int32_t s = order[rank];
     float* row = rotated + static_cast<size_t>(s) * kv.head_dim;
     kernels::DequantizeRow(kv.k_type, kv.KRow(s), row, kv.head_dim);
-    kernels::RopeInPlace(row, 1, kv.head_dim, rank, hp.rope_freq_base, hp.rope_freq_scale,
-                         hp.rope_mode);
+    kernels::RopeInPlace(row, 1, kv.head_dim, rank, model_.rope().params());
   }
   KvHeadView view = kv;
   view.k = rotated;
@@ -101,6 +99,7 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
   const int32_t hd = hp.head_dim;
   const int32_t q_dim = hp.n_head * hd;
   const int32_t kv_dim = hp.kv_dim();
+  const kernels::RopeParams rope = model_.rope().params();
 
   for (int32_t t = 0; t < n; ++t) {
     const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
@@ -122,12 +121,8 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
     // Queries at their absolute position (pos-shift: at their rank); keys
     // likewise, or, with pos-shift, later at attention time.
     for (int32_t t = 0; t < n; ++t) {
-      kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos_shift_ ? rank0 + t : pos0 + t,
-                           hp.rope_freq_base, hp.rope_freq_scale, hp.rope_mode);
-      if (!pos_shift_) {
-        kernels::RopeInPlace(&k_[t * kv_dim], hp.n_head_kv, hd, pos0 + t, hp.rope_freq_base,
-                             hp.rope_freq_scale, hp.rope_mode);
-      }
+      kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos_shift_ ? rank0 + t : pos0 + t, rope);
+      if (!pos_shift_) kernels::RopeInPlace(&k_[t * kv_dim], hp.n_head_kv, hd, pos0 + t, rope);
     }
     // The whole chunk enters the cache first; causality comes from positions.
     for (int32_t g = 0; g < hp.n_head_kv; ++g) {
@@ -139,7 +134,8 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
     const int64_t attention_work = static_cast<int64_t>(n) * cache.View(l, 0).n_slots * q_dim;
     if (pool != nullptr && pool->size() > 1 && attention_work >= (1 << 16)) {
       pool->ParallelFor(hp.n_head_kv, [&](int64_t begin, int64_t end) {
-        for (int64_t g = begin; g < end; ++g) AttendHead(cache, l, static_cast<int32_t>(g), n, pos0);
+        for (int64_t g = begin; g < end; ++g)
+          AttendHead(cache, l, static_cast<int32_t>(g), n, pos0);
       });
     } else {
       for (int32_t g = 0; g < hp.n_head_kv; ++g) AttendHead(cache, l, g, n, pos0);

@@ -13,24 +13,37 @@ namespace gguf {
 class File;
 }
 
+enum class RopeScalingType { kNone, kLinear, kYarn };
+
 struct HParams {
-  std::string arch;         // "llama"
+  std::string arch;  // "llama"
   int32_t n_vocab = 0;
   int32_t n_ctx_train = 0;  // {arch}.context_length
   int32_t n_embd = 0;
   int32_t n_layer = 0;
   int32_t n_head = 0;
   int32_t n_head_kv = 0;
-  int32_t head_dim = 0;     // n_embd / n_head
+  int32_t head_dim = 0;  // {arch}.attention.key_length, default n_embd / n_head
   int32_t n_ff = 0;
-  int32_t n_rot = 0;        // rotated dims per head ({arch}.rope.dimension_count)
+  int32_t n_rot = 0;  // rotated dims per head ({arch}.rope.dimension_count)
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
   kernels::RopeMode rope_mode = kernels::RopeMode::kNormal;
+  // Context extension ({arch}.rope.scaling.*), as llama.cpp reads it: a file
+  // without a scaling type scales linearly by its factor (default 1).
+  RopeScalingType rope_scaling = RopeScalingType::kLinear;
+  float rope_freq_scale = 1.0f;   // 1 / rope.scaling.factor; 1 for kNone
+  int32_t n_ctx_orig = 0;         // rope.scaling.original_context_length, default n_ctx_train
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor
+  // YaRN's ramp: dims that turn more than beta_fast times over n_ctx_orig
+  // keep their frequency, fewer than beta_slow times are scaled, linearly
+  // mixed between.
+  float yarn_beta_fast = 32.0f;
+  float yarn_beta_slow = 1.0f;
 
   int32_t n_group() const { return n_head / n_head_kv; }  // query heads per KV head
   int32_t kv_dim() const { return n_head_kv * head_dim; }
+  int32_t q_dim() const { return n_head * head_dim; }
 };
 
 // Reads and validates the hyperparameters. Errors name the missing or bad

@@ -13,6 +13,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   auto weights = LoadWeights(*model->file_, model->hparams_);
   if (!weights.ok()) return weights.status().WithContext(path);
   model->weights_ = std::move(weights).value();
+  model->rope_ = std::make_unique<RotaryEmbedding>(model->hparams_, model->weights_.rope_freqs);
   return model;
 }
 

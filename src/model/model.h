@@ -9,6 +9,7 @@
 #include "core/status.h"
 #include "gguf/file.h"
 #include "model/hparams.h"
+#include "model/rope.h"
 #include "model/weights.h"
 
 namespace h2o {
@@ -22,12 +23,14 @@ class Model {
   const HParams& hparams() const { return hparams_; }
   const ModelWeights& weights() const { return weights_; }
   const gguf::File& file() const { return *file_; }
+  const RotaryEmbedding& rope() const { return *rope_; }
 
  private:
   Model() = default;
   std::unique_ptr<gguf::File> file_;
   HParams hparams_;
   ModelWeights weights_;
+  std::unique_ptr<RotaryEmbedding> rope_;
 };
 
 }  // namespace h2o

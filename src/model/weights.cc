@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gguf/file.h"
 #include "kernels/quant.h"
 
@@ -33,8 +35,8 @@ Result<WeightMatrix> Matrix(const gguf::File& file, const std::string& name, int
 Result<std::vector<float>> Vector(const gguf::File& file, const std::string& name, int64_t n) {
   H2O_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, FindTensor(file, name));
   if (t->dims.size() != 1 || t->dims[0] != n) {
-    return Status::Error(fmt::format("tensor '{}' has shape {}, expected {{{}}}", name,
-                                     DimsString(t->dims), n));
+    return Status::Error(
+        fmt::format("tensor '{}' has shape {}, expected {{{}}}", name, DimsString(t->dims), n));
   }
   if (n % TraitsOf(t->type).block_size != 0) {
     return Status::Error(fmt::format("tensor '{}' length {} is not a whole number of {} blocks",
@@ -51,13 +53,14 @@ Result<ModelWeights> LoadWeights(const gguf::File& file, HParams& hp) {
   ModelWeights w;
   H2O_ASSIGN_OR_RETURN(const gguf::TensorInfo* embd, FindTensor(file, "token_embd.weight"));
   if (embd->dims.size() != 2 || embd->dims[0] != hp.n_embd) {
-    return Status::Error(fmt::format("tensor 'token_embd.weight' has shape {}, expected {{{}, "
-                                     "n_vocab}}",
-                                     DimsString(embd->dims), hp.n_embd));
+    return Status::Error(
+        fmt::format("tensor 'token_embd.weight' has shape {}, expected {{{}, "
+                    "n_vocab}}",
+                    DimsString(embd->dims), hp.n_embd));
   }
   hp.n_vocab = static_cast<int32_t>(embd->dims[1]);
   const int64_t n_embd = hp.n_embd;
-  const int64_t q_dim = static_cast<int64_t>(hp.n_head) * hp.head_dim;
+  const int64_t q_dim = hp.q_dim();
   H2O_ASSIGN_OR_RETURN(w.token_embd, Matrix(file, "token_embd.weight", hp.n_vocab, n_embd));
   H2O_ASSIGN_OR_RETURN(w.output_norm, Vector(file, "output_norm.weight", n_embd));
   if (file.FindTensor("output.weight") != nullptr) {
@@ -65,6 +68,17 @@ Result<ModelWeights> LoadWeights(const gguf::File& file, HParams& hp) {
   } else {
     w.output = w.token_embd;
     w.tied_output = true;
+  }
+  if (file.FindTensor("rope_freqs.weight") != nullptr) {
+    H2O_ASSIGN_OR_RETURN(w.rope_freqs, Vector(file, "rope_freqs.weight", hp.n_rot / 2));
+    for (const float f : w.rope_freqs) {
+      if (!(f > 0.0f) || !std::isfinite(f)) {
+        return Status::Error(
+            fmt::format("tensor 'rope_freqs.weight' holds {}; frequency factors "
+                        "must be positive and finite",
+                        f));
+      }
+    }
   }
   w.layers.resize(hp.n_layer);
   for (int32_t l = 0; l < hp.n_layer; ++l) {

@@ -37,11 +37,12 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  WeightMatrix token_embd;        // [n_vocab][n_embd]
+  WeightMatrix token_embd;  // [n_vocab][n_embd]
   std::vector<LayerWeights> layers;
-  std::vector<float> output_norm; // [n_embd]
-  WeightMatrix output;            // [n_vocab][n_embd]; token_embd when tied
+  std::vector<float> output_norm;  // [n_embd]
+  WeightMatrix output;             // [n_vocab][n_embd]; token_embd when tied
   bool tied_output = false;
+  std::vector<float> rope_freqs;  // [n_rot / 2] Llama 3's frequency divisors; empty if absent
 };
 
 // Finds every tensor the architecture needs under its standard GGUF name and

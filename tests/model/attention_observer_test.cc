@@ -106,12 +106,14 @@ std::vector<double> MatVec(const WeightMatrix& w, const std::vector<double>& x) 
   return y;
 }
 
-// Rotates one head's vector (head_dim values at `v`) to position pos.
+// Rotates one head's vector (head_dim values at `v`) to position pos
+// (plain RoPE: the bundled model has no scaling and no rope_freqs).
 void Rope(double* v, const HParams& hp, int32_t pos) {
+  ASSERT_EQ(hp.rope_freq_scale, 1.0f);
   const int32_t half = hp.head_dim / 2;
   for (int32_t i = 0; i < half; ++i) {
-    const double theta = pos * static_cast<double>(hp.rope_freq_scale) *
-                         std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.head_dim);
+    const double theta =
+        pos * std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.head_dim);
     const bool pairs_adjacent = hp.rope_mode == kernels::RopeMode::kNormal;
     double& a = v[pairs_adjacent ? 2 * i : i];
     double& b = v[pairs_adjacent ? 2 * i + 1 : i + half];

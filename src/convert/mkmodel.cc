@@ -10,12 +10,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numbers>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "core/tensor_type.h"
+#include "gguf/file.h"
 #include "gguf/writer.h"
 #include "kernels/quant.h"
 #include "kernels/thread_pool.h"
@@ -64,25 +69,21 @@ void NormalRow(uint64_t row_seed, float std, float* row, int64_t n) {
   }
 }
 
-// GGML's LLAMA_FTYPE for a file whose matrices are `type`.
-uint32_t FileType(TensorType type) {
-  switch (type) {
-    case TensorType::kF32:
-      return 0;  // LLAMA_FTYPE_ALL_F32
-    case TensorType::kF16:
-      return 1;  // LLAMA_FTYPE_MOSTLY_F16
-    case TensorType::kQ4_0:
-      return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
-    case TensorType::kQ8_0:
-      return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
-    case TensorType::kBF16:
-      return 32;  // LLAMA_FTYPE_MOSTLY_BF16
+// GGML's LLAMA_FTYPE for a file whose matrices are all `type` (a K-quant
+// alone is the "_S" mix's id, the closest llama.cpp has).
+std::optional<uint32_t> FileType(std::string_view type) {
+  static constexpr std::pair<std::string_view, uint32_t> kFileTypes[] = {
+      {"f32", 0},   {"f16", 1},   {"q4_0", 2},  {"q4_1", 3},  {"q8_0", 7},
+      {"q5_0", 8},  {"q5_1", 9},  {"q2_K", 10}, {"q3_K", 11}, {"q4_K", 14},
+      {"q5_K", 16}, {"q6_K", 18}, {"bf16", 32},
+  };
+  for (const auto& [name, id] : kFileTypes) {
+    if (name == type) return id;
   }
-  H2O_CHECK(false);
-  return 0;
+  return std::nullopt;
 }
 
-bool IsQuantized(TensorType type) { return type == TensorType::kQ8_0 || type == TensorType::kQ4_0; }
+bool IsQuantized(TensorType type) { return TraitsOf(type).block_size > 1; }
 
 Status CheckRange(const char* flag, int64_t v, int64_t max) {
   if (v <= 0) return Status::Error(fmt::format("{} must be positive, got {}", flag, v));
@@ -119,17 +120,57 @@ void SetVocab(gguf::Writer& w, int64_t n_vocab) {
   w.SetU32("tokenizer.ggml.unknown_token_id", 0);
 }
 
+// Copies every tokenizer.* key of `path` (a model or a vocab-only GGUF) and
+// returns its token count.
+Result<int64_t> CopyVocab(gguf::Writer& w, const std::string& path) {
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<gguf::File> file, gguf::File::Open(path));
+  if (file->Find("tokenizer.ggml.tokens") == nullptr) {
+    return Status::Error(path + ": --vocab-from file has no tokenizer (tokenizer.ggml.tokens)");
+  }
+  H2O_ASSIGN_OR_RETURN(const std::vector<std::string> tokens,
+                       file->GetStringArray("tokenizer.ggml.tokens"));
+  for (const gguf::KeyValue& kv : file->metadata()) {
+    if (kv.key.starts_with("tokenizer.")) w.Set(kv.key, kv.value);
+  }
+  return static_cast<int64_t>(tokens.size());
+}
+
+// Llama 3.1's rope_freqs (from its rope_scaling: factor 8, low and high
+// frequency factors 1 and 4, original context 8192): pairs whose wavelength
+// is below 8192 / 4 keep their frequency, above 8192 / 1 are slowed by 8,
+// and a smooth mix between.
+std::vector<float> Llama3RopeFreqs(int64_t n_rot, double base) {
+  constexpr double kFactor = 8, kLowFreqFactor = 1, kHighFreqFactor = 4, kOldContext = 8192;
+  std::vector<float> factors;
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const double freq = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+    const double wavelen = 2 * std::numbers::pi / freq;
+    double f = 1.0;
+    if (wavelen > kOldContext / kLowFreqFactor) {
+      f = kFactor;
+    } else if (wavelen >= kOldContext / kHighFreqFactor) {
+      const double smooth =
+          (kOldContext / wavelen - kLowFreqFactor) / (kHighFreqFactor - kLowFreqFactor);
+      f = 1.0 / ((1 - smooth) / kFactor + smooth);
+    }
+    factors.push_back(static_cast<float>(f));
+  }
+  return factors;
+}
+
 // Adds `name` ({cols, rows}: rows of `cols` elements) whose rows are drawn
 // when the writer asks for the data.
 Status AddRandomMatrix(gguf::Writer& w, kernels::ThreadPool& pool, uint64_t seed,
-                       const std::string& name, TensorType type, int64_t cols, int64_t rows) {
+                       const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                       float gain = 1.0f) {
   const uint64_t tensor_seed = SplitMix64(seed ^ SplitMix64(Fnv1a64(name)));
   const size_t row_bytes = RowBytes(type, cols);
   return w.AddTensorLazy(name, type, {cols, rows}, [=, &pool](void* dst) {
     pool.ParallelFor(rows, [&](int64_t begin, int64_t end) {
       std::vector<float> row(cols);
       for (int64_t r = begin; r < end; ++r) {
-        NormalRow(SplitMix64(tensor_seed + static_cast<uint64_t>(r)), kWeightStd, row.data(), cols);
+        NormalRow(SplitMix64(tensor_seed + static_cast<uint64_t>(r)), kWeightStd * gain, row.data(),
+                  cols);
         kernels::QuantizeRow(type, row.data(), static_cast<uint8_t*>(dst) + r * row_bytes, cols);
       }
     });
@@ -143,14 +184,18 @@ Status AddOnes(gguf::Writer& w, const std::string& name, int64_t n) {
 
 }  // namespace
 
+int64_t HeadDim(const MkModelOptions& o) {
+  return o.head_dim > 0 ? o.head_dim : o.n_embd / o.n_head;
+}
+
 Status CheckMkModelOptions(const MkModelOptions& o) {
   if (o.arch != "llama") {
     return Status::Error(fmt::format("unsupported --arch '{}' (supported: llama)", o.arch));
   }
   const std::optional<TensorType> type = ParseTensorType(o.type);
-  if (!type) {
+  if (!type || !FileType(o.type)) {
     return Status::Error(
-        fmt::format("unknown --type '{}' (expected f32, f16, bf16, q8_0 or q4_0)", o.type));
+        fmt::format("unknown --type '{}' (expected one of {})", o.type, MkModelTypeNames()));
   }
   H2O_RETURN_IF_ERROR(CheckRange("--dim", o.n_embd, kMaxEmbd));
   H2O_RETURN_IF_ERROR(CheckRange("--layers", o.n_layer, kMaxLayers));
@@ -159,7 +204,8 @@ Status CheckMkModelOptions(const MkModelOptions& o) {
   H2O_RETURN_IF_ERROR(CheckRange("--ffn", o.n_ff, kMaxFf));
   H2O_RETURN_IF_ERROR(CheckRange("--vocab", o.n_vocab, kMaxVocab));
   H2O_RETURN_IF_ERROR(CheckRange("--ctx", o.n_ctx, kMaxCtx));
-  if (o.n_embd % o.n_head != 0) {
+  if (o.head_dim != 0) H2O_RETURN_IF_ERROR(CheckRange("--head-dim", o.head_dim, kMaxEmbd));
+  if (o.head_dim == 0 && o.n_embd % o.n_head != 0) {
     return Status::Error(
         fmt::format("--dim {} is not a multiple of --heads {}", o.n_embd, o.n_head));
   }
@@ -167,60 +213,101 @@ Status CheckMkModelOptions(const MkModelOptions& o) {
     return Status::Error(
         fmt::format("--heads {} is not a multiple of --kv-heads {}", o.n_head, o.n_head_kv));
   }
-  const int64_t head_dim = o.n_embd / o.n_head;
+  const int64_t head_dim = HeadDim(o);
   if (head_dim % 2 != 0) {
     return Status::Error(
-        fmt::format("head dimension --dim / --heads = {} / {} = {} is odd (RoPE needs an even one)",
-                    o.n_embd, o.n_head, head_dim));
+        fmt::format("the head dimension {} is odd (RoPE needs an even one)", head_dim));
   }
-  if (o.n_vocab < kFixedTokens) {
+  if (o.vocab_from.empty() && o.n_vocab < kFixedTokens) {
     return Status::Error(fmt::format(
         "--vocab {} is too small: at least {} tokens (<unk>, <s>, </s> and 256 byte tokens)",
         o.n_vocab, kFixedTokens));
   }
   const int64_t block = TraitsOf(*type).block_size;
-  if (o.n_embd % block != 0 || o.n_ff % block != 0) {
+  const int64_t q_dim = o.n_head * head_dim;
+  if (o.n_embd % block != 0 || o.n_ff % block != 0 || q_dim % block != 0) {
     return Status::Error(fmt::format(
-        "--type {} needs --dim and --ffn to be multiples of {} (got --dim {}, --ffn {})", o.type,
-        block, o.n_embd, o.n_ff));
+        "--type {} needs --dim, --ffn and --heads x head dimension to be multiples of {} (got "
+        "{}, {} and {})",
+        o.type, block, o.n_embd, o.n_ff, q_dim));
+  }
+  if (!(o.rope_base > 1.0f) || !std::isfinite(o.rope_base)) {
+    return Status::Error(fmt::format("--rope-base must be above 1, got {}", o.rope_base));
+  }
+  if (!o.rope_scaling.empty() && o.rope_scaling != "linear" && o.rope_scaling != "yarn") {
+    return Status::Error(
+        fmt::format("unknown --rope-scaling '{}' (expected linear or yarn)", o.rope_scaling));
+  }
+  if (!(o.rope_factor > 0.0f) || !std::isfinite(o.rope_factor)) {
+    return Status::Error(fmt::format("--rope-factor must be positive, got {}", o.rope_factor));
+  }
+  if (o.rope_orig_ctx < 0 || o.rope_orig_ctx > kMaxCtx) {
+    return Status::Error(fmt::format("bad --rope-orig-ctx {}", o.rope_orig_ctx));
+  }
+  if (!o.rope_freqs.empty() && o.rope_freqs != "llama3") {
+    return Status::Error(fmt::format("unknown --rope-freqs '{}' (expected llama3)", o.rope_freqs));
+  }
+  if (!(o.sharpen > 0.0f) || !std::isfinite(o.sharpen)) {
+    return Status::Error(fmt::format("--sharpen must be positive, got {}", o.sharpen));
   }
   if (o.output_path.empty()) return Status::Error("no output file (-o)");
   return Status::Ok();
 }
 
-MkModelSize EstimateMkModel(const MkModelOptions& o) {
+std::string MkModelTypeNames() {
+  std::string out;
+  for (const std::string_view name : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+                                      "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"}) {
+    if (!ParseTensorType(name)) continue;  // not runnable in this build
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  return out;
+}
+
+MkModelSize EstimateMkModel(const MkModelOptions& o, int64_t n_vocab) {
   const TensorType type = *ParseTensorType(o.type);
-  const int64_t kv_dim = o.n_embd / o.n_head * o.n_head_kv;
+  const int64_t head_dim = HeadDim(o);
+  const int64_t q_dim = o.n_head * head_dim;
+  const int64_t kv_dim = head_dim * o.n_head_kv;
   MkModelSize s;
   auto add = [&](TensorType t, int64_t cols, int64_t rows) {
     s.n_params += cols * rows;
     s.data_bytes += static_cast<uint64_t>(RowBytes(t, cols)) * rows;
   };
-  add(type, o.n_embd, o.n_vocab);      // token_embd
-  add(type, o.n_embd, o.n_vocab);      // output
+  add(type, o.n_embd, n_vocab);        // token_embd
+  add(type, o.n_embd, n_vocab);        // output
   add(TensorType::kF32, o.n_embd, 1);  // output_norm
+  if (o.rope_freqs == "llama3") add(TensorType::kF32, head_dim / 2, 1);
   for (int64_t l = 0; l < o.n_layer; ++l) {
-    add(TensorType::kF32, o.n_embd, 2);              // attn_norm, ffn_norm
-    add(type, o.n_embd, o.n_embd * 2 + kv_dim * 2);  // q, output (n_embd rows each), k, v
-    add(type, o.n_embd, o.n_ff * 2);                 // gate, up
-    add(type, o.n_ff, o.n_embd);                     // down
+    add(TensorType::kF32, o.n_embd, 2);       // attn_norm, ffn_norm
+    add(type, o.n_embd, q_dim + kv_dim * 2);  // q, k, v
+    add(type, q_dim, o.n_embd);               // output
+    add(type, o.n_embd, o.n_ff * 2);          // gate, up
+    add(type, o.n_ff, o.n_embd);              // down
   }
   return s;
 }
 
-Status MakeRandomModel(const MkModelOptions& o) {
+Result<MkModelSize> MakeRandomModel(const MkModelOptions& o) {
   H2O_RETURN_IF_ERROR(CheckMkModelOptions(o));
   const TensorType type = *ParseTensorType(o.type);
-  const int64_t n_embd = o.n_embd, n_ff = o.n_ff, n_vocab = o.n_vocab;
-  const int64_t head_dim = n_embd / o.n_head;
+  const int64_t n_embd = o.n_embd, n_ff = o.n_ff;
+  const int64_t head_dim = HeadDim(o);
+  const int64_t q_dim = o.n_head * head_dim;
   const int64_t kv_dim = head_dim * o.n_head_kv;
 
   gguf::Writer w;
+  int64_t n_vocab = o.n_vocab;
+  if (o.vocab_from.empty()) {
+    SetVocab(w, n_vocab);
+  } else {
+    H2O_ASSIGN_OR_RETURN(n_vocab, CopyVocab(w, o.vocab_from));
+  }
   w.SetString("general.architecture", "llama");
   w.SetString("general.name", o.name.empty() ? fmt::format("random llama {}x{} {} seed {}",
                                                            o.n_layer, n_embd, o.type, o.seed)
                                              : o.name);
-  w.SetU32("general.file_type", FileType(type));
+  w.SetU32("general.file_type", *FileType(o.type));
   if (IsQuantized(type)) w.SetU32("general.quantization_version", 2);
   w.SetU32("llama.context_length", static_cast<uint32_t>(o.n_ctx));
   w.SetU32("llama.embedding_length", static_cast<uint32_t>(n_embd));
@@ -228,35 +315,51 @@ Status MakeRandomModel(const MkModelOptions& o) {
   w.SetU32("llama.block_count", static_cast<uint32_t>(o.n_layer));
   w.SetU32("llama.attention.head_count", static_cast<uint32_t>(o.n_head));
   w.SetU32("llama.attention.head_count_kv", static_cast<uint32_t>(o.n_head_kv));
+  if (o.head_dim != 0) {
+    w.SetU32("llama.attention.key_length", static_cast<uint32_t>(head_dim));
+    w.SetU32("llama.attention.value_length", static_cast<uint32_t>(head_dim));
+  }
   w.SetU32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  w.SetF32("llama.rope.freq_base", 10000.0f);
+  w.SetF32("llama.rope.freq_base", o.rope_base);
+  if (!o.rope_scaling.empty()) {
+    w.SetString("llama.rope.scaling.type", o.rope_scaling);
+    w.SetF32("llama.rope.scaling.factor", o.rope_factor);
+    w.SetU32("llama.rope.scaling.original_context_length",
+             static_cast<uint32_t>(o.rope_orig_ctx > 0 ? o.rope_orig_ctx : o.n_ctx));
+  }
   w.SetF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.SetU32("llama.vocab_size", static_cast<uint32_t>(n_vocab));
-  SetVocab(w, n_vocab);
 
   const int n_threads = o.n_threads > 0
                             ? o.n_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   kernels::ThreadPool pool(n_threads);
-  auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
-    return AddRandomMatrix(w, pool, o.seed, name, type, cols, rows);
+  auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float gain = 1.0f) {
+    return AddRandomMatrix(w, pool, o.seed, name, type, cols, rows, gain);
   };
   H2O_RETURN_IF_ERROR(matrix("token_embd.weight", n_embd, n_vocab));
+  if (o.rope_freqs == "llama3") {
+    const std::vector<float> factors = Llama3RopeFreqs(head_dim, o.rope_base);
+    H2O_RETURN_IF_ERROR(w.AddTensor("rope_freqs.weight", TensorType::kF32,
+                                    {static_cast<int64_t>(factors.size())}, factors.data(),
+                                    factors.size() * sizeof(float)));
+  }
   for (int64_t l = 0; l < o.n_layer; ++l) {
     const std::string b = fmt::format("blk.{}.", l);
     H2O_RETURN_IF_ERROR(AddOnes(w, b + "attn_norm.weight", n_embd));
-    H2O_RETURN_IF_ERROR(matrix(b + "attn_q.weight", n_embd, n_embd));
+    H2O_RETURN_IF_ERROR(matrix(b + "attn_q.weight", n_embd, q_dim));
     H2O_RETURN_IF_ERROR(matrix(b + "attn_k.weight", n_embd, kv_dim));
     H2O_RETURN_IF_ERROR(matrix(b + "attn_v.weight", n_embd, kv_dim));
-    H2O_RETURN_IF_ERROR(matrix(b + "attn_output.weight", n_embd, n_embd));
+    H2O_RETURN_IF_ERROR(matrix(b + "attn_output.weight", q_dim, n_embd));
     H2O_RETURN_IF_ERROR(AddOnes(w, b + "ffn_norm.weight", n_embd));
     H2O_RETURN_IF_ERROR(matrix(b + "ffn_gate.weight", n_embd, n_ff));
     H2O_RETURN_IF_ERROR(matrix(b + "ffn_down.weight", n_ff, n_embd));
     H2O_RETURN_IF_ERROR(matrix(b + "ffn_up.weight", n_embd, n_ff));
   }
   H2O_RETURN_IF_ERROR(AddOnes(w, "output_norm.weight", n_embd));
-  H2O_RETURN_IF_ERROR(matrix("output.weight", n_embd, n_vocab));
-  return w.Write(o.output_path);
+  H2O_RETURN_IF_ERROR(matrix("output.weight", n_embd, n_vocab, o.sharpen));
+  H2O_RETURN_IF_ERROR(w.Write(o.output_path));
+  return EstimateMkModel(o, n_vocab);
 }
 
 }  // namespace h2o

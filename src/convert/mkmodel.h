@@ -20,8 +20,25 @@ struct MkModelOptions {
   int64_t n_ff = 5632;
   int64_t n_vocab = 32000;  // >= 259: <unk>, <s>, </s> and the 256 byte tokens
   int64_t n_ctx = 4096;
-  std::string type = "f16";  // token_embd, output and all matrices: f32 f16 bf16 q8_0 q4_0
+  std::string type = "f16";  // token_embd, output and all matrices (MkModelTypeNames())
   uint64_t seed = 1;
+  // Heads of this width (attention.key_length); 0: n_embd / n_head.
+  int64_t head_dim = 0;
+  float rope_base = 10000.0f;
+  // Context extension written as {arch}.rope.scaling.*: "" (none written),
+  // "linear" or "yarn", by rope_factor from rope_orig_ctx (0: n_ctx).
+  std::string rope_scaling;
+  float rope_factor = 1.0f;
+  int64_t rope_orig_ctx = 0;
+  // "llama3": a rope_freqs.weight tensor with Llama 3.1's frequency factors
+  // (factor 8, low/high frequency factors 1 and 4, original context 8192).
+  std::string rope_freqs;
+  // Multiplies the output matrix's weights, so the top logits stand further
+  // apart than quantization error and greedy ids are stable across engines.
+  float sharpen = 1.0f;
+  // A tokenizer to copy (every tokenizer.* key of this GGUF); the vocabulary
+  // size is then its token count and n_vocab is ignored.
+  std::string vocab_from;
   std::string name;         // general.name; empty: derived from the shape
   std::string output_path;  // written atomically: no partial file on failure
   int n_threads = 0;        // generating threads; 0: all hardware threads
@@ -31,13 +48,17 @@ struct MkModelOptions {
 // the flag (--dim, --heads, --type, ...).
 Status CheckMkModelOptions(const MkModelOptions& options);
 
+// The --type names this build can write, comma-separated.
+std::string MkModelTypeNames();
+
 // Parameters (elements of all tensors) and the tensor-data bytes of the file
-// the options describe (options must pass CheckMkModelOptions).
+// the options describe with a vocabulary of n_vocab tokens (options must
+// pass CheckMkModelOptions).
 struct MkModelSize {
   int64_t n_params = 0;
   uint64_t data_bytes = 0;
 };
-MkModelSize EstimateMkModel(const MkModelOptions& options);
+MkModelSize EstimateMkModel(const MkModelOptions& options, int64_t n_vocab);
 
 // Writes the model. Weights are a pure function of (seed, tensor name, row):
 // the same options give byte-identical files on every platform (a
@@ -46,8 +67,9 @@ MkModelSize EstimateMkModel(const MkModelOptions& options);
 // files of two types from one seed hold the same values up to rounding.
 // Norm weights are 1.0 and stay F32. Tensor data is generated while the
 // file is written, one tensor at a time, so memory stays near the largest
-// tensor's size. Errors: those of CheckMkModelOptions, or the output path
-// ("path: cannot create ...").
-Status MakeRandomModel(const MkModelOptions& options);
+// tensor's size. Returns the size written. Errors: those of
+// CheckMkModelOptions, the --vocab-from file's, or the output path ("path:
+// cannot create ...").
+Result<MkModelSize> MakeRandomModel(const MkModelOptions& options);
 
 }  // namespace h2o

@@ -67,7 +67,7 @@ TEST_F(MkModel, EachTypeLoadsWithItsShapeAndGeneratesFiniteLogits) {
   for (const auto& [type_name, file_type] : file_types) {
     SCOPED_TRACE(type_name);
     const MkModelOptions o = Small(type_name, std::string(type_name) + ".gguf");
-    const Status s = MakeRandomModel(o);
+    const Status s = MakeRandomModel(o).status();
     ASSERT_TRUE(s.ok()) << s.message();
 
     auto model = Model::Load(o.output_path);
@@ -262,6 +262,90 @@ TEST_F(MkModel, TypesHoldTheF32ValuesWithinTheirErrorBound) {
   }
 }
 
+// Llama 3.2's shape features: heads wider than dim / heads, rope_freqs and
+// a YaRN extension, written under llama.cpp's keys and read back.
+TEST_F(MkModel, Llama3PositionOptionsLoad) {
+  MkModelOptions o = Small("f16", "llama3.gguf");
+  o.head_dim = 32;  // q_dim 128 from a 64-wide embedding
+  o.rope_base = 500000.0f;
+  o.rope_freqs = "llama3";
+  o.rope_scaling = "yarn";
+  o.rope_factor = 4.0f;
+  o.rope_orig_ctx = 64;
+  ASSERT_TRUE(MakeRandomModel(o).ok());
+  auto model = Model::Load(o.output_path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const HParams& hp = (*model)->hparams();
+  EXPECT_EQ(hp.head_dim, 32);
+  EXPECT_EQ(hp.q_dim(), 128);
+  EXPECT_EQ(hp.n_rot, 32);
+  EXPECT_EQ(hp.rope_scaling, RopeScalingType::kYarn);
+  EXPECT_EQ(hp.rope_freq_scale, 0.25f);
+  EXPECT_EQ(hp.n_ctx_orig, 64);
+  EXPECT_EQ((*model)->file().FindTensor("blk.0.attn_output.weight")->dims,
+            (std::vector<int64_t>{128, 64}));
+  // Llama 3.1's factors: wavelengths 2 pi 500000^(2i/32) below 8192/4 keep
+  // their frequency (i = 0: wavelength 2 pi), above 8192 are slowed 8x
+  // (i = 15: 2 pi 500000^(30/32), about 1.3e6), smoothly between.
+  const std::vector<float>& f = (*model)->weights().rope_freqs;
+  ASSERT_EQ(f.size(), 16u);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[15], 8.0f);
+  for (size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i], f[i - 1]) << i;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const double wavelen = 2 * M_PI * std::pow(500000.0, 2.0 * static_cast<double>(i) / 32);
+    if (wavelen > 2048 && wavelen < 8192) {
+      const double smooth = (8192 / wavelen - 1) / 3;
+      EXPECT_NEAR(f[i], 1 / ((1 - smooth) / 8 + smooth), 1e-5) << i;
+    }
+  }
+  auto session = Session::Create(**model, {});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const std::vector<int32_t> ids = {1, 5, 9, 200};
+  ASSERT_TRUE((*session)->Eval(ids).ok());
+  const std::span<const float> logits = (*session)->last_logits();
+  EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); }));
+}
+
+TEST_F(MkModel, VocabFromCopiesTheTokenizer) {
+  MkModelOptions o = Small("f16", "with_vocab.gguf");
+  o.vocab_from = std::string(H2O_MODELS_DIR) + "/stories260K.gguf";
+  ASSERT_TRUE(MakeRandomModel(o).ok());
+  auto source = gguf::File::Open(o.vocab_from);
+  auto made = gguf::File::Open(o.output_path);
+  ASSERT_TRUE(source.ok() && made.ok());
+  int copied = 0;
+  for (const gguf::KeyValue& kv : (*source)->metadata()) {
+    if (!kv.key.starts_with("tokenizer.")) continue;
+    const gguf::Value* v = (*made)->Find(kv.key);
+    ASSERT_NE(v, nullptr) << kv.key;
+    EXPECT_TRUE(*v == kv.value) << kv.key;
+    ++copied;
+  }
+  EXPECT_GE(copied, 4);
+  auto model = Model::Load(o.output_path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ((*model)->hparams().n_vocab, 512);  // the source's, not o.n_vocab
+  EXPECT_EQ((*model)->file().GetU32("llama.vocab_size").value(), 512u);
+}
+
+TEST_F(MkModel, SharpenScalesOnlyTheOutputMatrix) {
+  const MkModelOptions plain = Small("f32", "plain.gguf");
+  MkModelOptions sharp = Small("f32", "sharp.gguf");
+  sharp.sharpen = 8.0f;  // a power of two: the values scale exactly
+  ASSERT_TRUE(MakeRandomModel(plain).ok());
+  ASSERT_TRUE(MakeRandomModel(sharp).ok());
+  auto a = gguf::File::Open(plain.output_path);
+  auto b = gguf::File::Open(sharp.output_path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const gguf::TensorInfo& t : (*a)->tensors()) {
+    const auto* x = reinterpret_cast<const float*>(t.data);
+    const auto* y = reinterpret_cast<const float*>((*b)->FindTensor(t.name)->data);
+    const float gain = t.name == "output.weight" ? 8.0f : 1.0f;
+    for (int64_t i = 0; i < t.n_elements(); ++i) ASSERT_EQ(y[i], x[i] * gain) << t.name << " " << i;
+  }
+}
+
 TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
   struct Case {
     std::function<void(MkModelOptions&)> change;
@@ -275,7 +359,16 @@ TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
          o.n_head = 32;
          o.n_head_kv = 4;
        },
-       "= 3 is odd"},
+       "head dimension 3 is odd"},
+      {[](MkModelOptions& o) { o.head_dim = 7; }, "head dimension 7 is odd"},
+      {[](MkModelOptions& o) { o.head_dim = -2; }, "--head-dim must be positive"},
+      {[](MkModelOptions& o) { o.rope_scaling = "longrope"; }, "unknown --rope-scaling 'longrope'"},
+      {[](MkModelOptions& o) { o.rope_factor = 0; }, "--rope-factor must be positive"},
+      {[](MkModelOptions& o) { o.rope_freqs = "llama2"; }, "unknown --rope-freqs 'llama2'"},
+      {[](MkModelOptions& o) { o.sharpen = -1; }, "--sharpen must be positive"},
+      {[](MkModelOptions& o) { o.rope_base = 0.5f; }, "--rope-base must be above 1"},
+      {[](MkModelOptions& o) { o.vocab_from = "/nonexistent/vocab.gguf"; },
+       "/nonexistent/vocab.gguf"},
       {[](MkModelOptions& o) { o.n_ff = 100; }, "multiples of 32"},
       {[](MkModelOptions& o) {
          o.n_embd = 72;
@@ -293,7 +386,7 @@ TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
   for (const Case& c : cases) {
     MkModelOptions o = Small("q8_0", "bad.gguf");
     c.change(o);
-    const Status s = MakeRandomModel(o);
+    const Status s = MakeRandomModel(o).status();
     ASSERT_FALSE(s.ok()) << c.needle;
     EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
     EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
@@ -308,7 +401,7 @@ TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
 
 TEST_F(MkModel, UnwritableOutputLeavesNoFile) {
   MkModelOptions o = Small("f16", "missing_dir/model.gguf");
-  const Status s = MakeRandomModel(o);
+  const Status s = MakeRandomModel(o).status();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message().rfind(o.output_path + ": ", 0), 0u) << s.message();
   EXPECT_FALSE(std::filesystem::exists(Path("missing_dir")));

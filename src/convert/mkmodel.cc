@@ -347,8 +347,8 @@ Result<MkModelSize> MakeRandomModel(const MkModelOptions& o) {
   for (int64_t l = 0; l < o.n_layer; ++l) {
     const std::string b = fmt::format("blk.{}.", l);
     H2O_RETURN_IF_ERROR(AddOnes(w, b + "attn_norm.weight", n_embd));
-    H2O_RETURN_IF_ERROR(matrix(b + "attn_q.weight", n_embd, q_dim));
-    H2O_RETURN_IF_ERROR(matrix(b + "attn_k.weight", n_embd, kv_dim));
+    H2O_RETURN_IF_ERROR(matrix(b + "attn_q.weight", n_embd, q_dim, o.sharpen));
+    H2O_RETURN_IF_ERROR(matrix(b + "attn_k.weight", n_embd, kv_dim, o.sharpen));
     H2O_RETURN_IF_ERROR(matrix(b + "attn_v.weight", n_embd, kv_dim));
     H2O_RETURN_IF_ERROR(matrix(b + "attn_output.weight", q_dim, n_embd));
     H2O_RETURN_IF_ERROR(AddOnes(w, b + "ffn_norm.weight", n_embd));

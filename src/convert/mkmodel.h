@@ -33,8 +33,10 @@ struct MkModelOptions {
   // "llama3": a rope_freqs.weight tensor with Llama 3.1's frequency factors
   // (factor 8, low/high frequency factors 1 and 4, original context 8192).
   std::string rope_freqs;
-  // Multiplies the output matrix's weights, so the top logits stand further
-  // apart than quantization error and greedy ids are stable across engines.
+  // Multiplies the weights of the output, attn_q and attn_k matrices, so
+  // attention is peaked (positions matter) and the top logits stand further
+  // apart than quantization error: comparisons of two engines then see
+  // errors that near-uniform random attention and logits would hide.
   float sharpen = 1.0f;
   // A tokenizer to copy (every tokenizer.* key of this GGUF); the vocabulary
   // size is then its token count and n_vocab is ignored.

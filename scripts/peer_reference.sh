@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Captures llama.cpp's numbers that the model tests hold h2o.cpp to, for
+# machines without llama.cpp (CI): tests/data/peer/reference.json and the
+# quantized files in tests/data/peer/models/.
+#
+#   scripts/peer_reference.sh LLB [H2O]
+#
+# LLB: llama.cpp's driver built by ../shared/peer/build-llamacpp.sh (upstream
+# b7847, a5bb8ba4, unmodified). H2O: our binary (default ./build/bin/h2o),
+# used only for `h2o mkmodel`, whose files are a pure function of their
+# options: the tests rebuild the unquantized ones from the options recorded
+# in reference.json instead of storing them.
+#
+# What it records, per model:
+#   ppl:    `llb ppl` (llama-perplexity's method: windows of 256 tokens, the
+#           first replaced by BOS, NLL of each window's second half) over
+#           tests/data/peer/ids.txt, with f32 K/V and flash attention off so
+#           llama.cpp rounds nothing in the cache;
+#   greedy: `llb gen --ignore-eos` ids after a fixed prompt, same settings.
+# Models: the rotary variants (plain, Llama 3.1 rope_freqs, YaRN) as f32
+# mkmodel files, and one f16 mkmodel file quantized by llama.cpp's own
+# quantizer (`llb quantize`) into every mix the tests cover.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+llb=${1:?usage: scripts/peer_reference.sh LLB [H2O]}
+h2o=${2:-./build/bin/h2o}
+out=tests/data/peer
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out/models"
+
+# 1024 token ids in [3, 512) (no BOS/EOS/UNK), seeded, so any machine makes the same file.
+python3 -c 'import random; r = random.Random(7); print(" ".join(str(r.randrange(3, 512)) for _ in range(1024)))' >"$out/ids.txt"
+prompt="1 300 301 302 400"
+n_gen=40
+shape="--dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 256 --vocab 512 --ctx 512 --sharpen 4 --seed 1"
+
+entries=()
+# name, model path, mkmodel options (empty for a committed file)
+measure() {
+  local name=$1 model=$2 options=$3
+  local ppl gen
+  ppl=$("$llb" ppl -m "$model" --ids-file "$out/ids.txt" -c 256 -t 2 -fa off -ctk f32 -ctv f32 2>/dev/null)
+  gen=$("$llb" gen -m "$model" --ids "$prompt" -n "$n_gen" -t 2 -fa off -ctk f32 -ctv f32 --ignore-eos 2>/dev/null)
+  entries+=("$(python3 - "$name" "$model" "$options" "$ppl" "$gen" <<'EOF'
+import json, sys
+name, model, options, ppl, gen = sys.argv[1:]
+fields = dict(zip(ppl.split()[0::2], ppl.split()[1::2]))
+generated = [int(t) for t in next(l for l in gen.splitlines() if l.startswith("generated:")).split()[1:]]
+entry = {"name": name, "ppl": float(fields["ppl:"]), "mean_nll": float(fields["mean_nll:"]),
+         "tokens_scored": int(fields["tokens_scored:"]), "greedy": generated}
+if options:
+    entry["mkmodel"] = options
+else:
+    entry["file"] = model
+print(json.dumps(entry))
+EOF
+)")
+  echo "peer_reference: $name: ${ppl%%  mean_nll*}" >&2
+}
+
+for variant in plain llama3_rope_freqs yarn; do
+  case $variant in
+    plain) extra="" ;;
+    llama3_rope_freqs) extra="--rope-base 500000 --rope-freqs llama3" ;;
+    yarn) extra="--rope-scaling yarn --rope-factor 4 --rope-orig-ctx 128" ;;
+  esac
+  options="$shape --type f32 $extra"
+  # shellcheck disable=SC2086
+  "$h2o" mkmodel $options -o "$work/$variant.gguf" 2>/dev/null
+  measure "$variant" "$work/$variant.gguf" "$options"
+done
+
+# shellcheck disable=SC2086
+"$h2o" mkmodel $shape --type f16 -o "$work/base_f16.gguf" 2>/dev/null
+measure f16 "$work/base_f16.gguf" "$shape --type f16"
+for qtype in q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_m q4_k_m q5_k_m q6_k; do
+  file="$out/models/$qtype.gguf"
+  "$llb" quantize -m "$work/base_f16.gguf" -o "$file" --qtype "$qtype" -t 2 >/dev/null 2>&1
+  measure "$qtype" "$file" ""
+done
+
+{
+  echo "{"
+  echo "  \"provenance\": \"llama.cpp b7847 (a5bb8ba4, unmodified, CPU) via llb from ../shared/peer, $(date -u +%Y-%m-%d), by scripts/peer_reference.sh\","
+  echo "  \"llb\": \"$("$llb" --help 2>&1 | head -1)\","
+  echo "  \"ppl_command\": \"llb ppl -m MODEL --ids-file tests/data/peer/ids.txt -c 256 -t 2 -fa off -ctk f32 -ctv f32\","
+  echo "  \"greedy_command\": \"llb gen -m MODEL --ids '$prompt' -n $n_gen -t 2 -fa off -ctk f32 -ctv f32 --ignore-eos\","
+  echo "  \"prompt\": [${prompt// /, }],"
+  echo "  \"window\": 256,"
+  echo "  \"models\": ["
+  for i in "${!entries[@]}"; do
+    sep=","; [ "$i" -eq $((${#entries[@]} - 1)) ] && sep=""
+    echo "    ${entries[$i]}$sep"
+  done
+  echo "  ]"
+  echo "}"
+} >"$out/reference.json"
+echo "peer_reference: wrote $out/reference.json and $(ls "$out/models" | wc -l) quantized models" >&2

@@ -329,7 +329,7 @@ TEST_F(MkModel, VocabFromCopiesTheTokenizer) {
   EXPECT_EQ((*model)->file().GetU32("llama.vocab_size").value(), 512u);
 }
 
-TEST_F(MkModel, SharpenScalesOnlyTheOutputMatrix) {
+TEST_F(MkModel, SharpenScalesTheOutputAndQueryKeyMatrices) {
   const MkModelOptions plain = Small("f32", "plain.gguf");
   MkModelOptions sharp = Small("f32", "sharp.gguf");
   sharp.sharpen = 8.0f;  // a power of two: the values scale exactly
@@ -341,7 +341,9 @@ TEST_F(MkModel, SharpenScalesOnlyTheOutputMatrix) {
   for (const gguf::TensorInfo& t : (*a)->tensors()) {
     const auto* x = reinterpret_cast<const float*>(t.data);
     const auto* y = reinterpret_cast<const float*>((*b)->FindTensor(t.name)->data);
-    const float gain = t.name == "output.weight" ? 8.0f : 1.0f;
+    const bool sharpened = t.name == "output.weight" || t.name.ends_with("attn_q.weight") ||
+                           t.name.ends_with("attn_k.weight");
+    const float gain = sharpened ? 8.0f : 1.0f;
     for (int64_t i = 0; i < t.n_elements(); ++i) ASSERT_EQ(y[i], x[i] * gain) << t.name << " " << i;
   }
 }

@@ -274,9 +274,9 @@ MkModelSize EstimateMkModel(const MkModelOptions& o, int64_t n_vocab) {
     s.n_params += cols * rows;
     s.data_bytes += static_cast<uint64_t>(RowBytes(t, cols)) * rows;
   };
-  add(type, o.n_embd, n_vocab);        // token_embd
-  add(type, o.n_embd, n_vocab);        // output
-  add(TensorType::kF32, o.n_embd, 1);  // output_norm
+  add(type, o.n_embd, n_vocab);               // token_embd
+  if (!o.tied) add(type, o.n_embd, n_vocab);  // output
+  add(TensorType::kF32, o.n_embd, 1);         // output_norm
   if (o.rope_freqs == "llama3") add(TensorType::kF32, head_dim / 2, 1);
   for (int64_t l = 0; l < o.n_layer; ++l) {
     add(TensorType::kF32, o.n_embd, 2);       // attn_norm, ffn_norm
@@ -357,7 +357,7 @@ Result<MkModelSize> MakeRandomModel(const MkModelOptions& o) {
     H2O_RETURN_IF_ERROR(matrix(b + "ffn_up.weight", n_embd, n_ff));
   }
   H2O_RETURN_IF_ERROR(AddOnes(w, "output_norm.weight", n_embd));
-  H2O_RETURN_IF_ERROR(matrix("output.weight", n_embd, n_vocab, o.sharpen));
+  if (!o.tied) H2O_RETURN_IF_ERROR(matrix("output.weight", n_embd, n_vocab, o.sharpen));
   H2O_RETURN_IF_ERROR(w.Write(o.output_path));
   return EstimateMkModel(o, n_vocab);
 }

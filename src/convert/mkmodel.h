@@ -38,6 +38,8 @@ struct MkModelOptions {
   // apart than quantization error: comparisons of two engines then see
   // errors that near-uniform random attention and logits would hide.
   float sharpen = 1.0f;
+  // No output.weight: the output reuses token_embd (Llama 3.2, Gemma).
+  bool tied = false;
   // A tokenizer to copy (every tokenizer.* key of this GGUF); the vocabulary
   // size is then its token count and n_vocab is ignored.
   std::string vocab_from;

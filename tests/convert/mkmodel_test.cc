@@ -307,6 +307,21 @@ TEST_F(MkModel, Llama3PositionOptionsLoad) {
   EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); }));
 }
 
+TEST_F(MkModel, TiedOutputReusesTheEmbedding) {
+  MkModelOptions o = Small("q8_0", "tied.gguf");
+  o.tied = true;
+  const auto size = MakeRandomModel(o);
+  ASSERT_TRUE(size.ok()) << size.status().message();
+  auto model = Model::Load(o.output_path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ((*model)->file().FindTensor("output.weight"), nullptr);
+  EXPECT_TRUE((*model)->weights().tied_output);
+  MkModelOptions untied = Small("q8_0", "untied.gguf");
+  const auto untied_size = MakeRandomModel(untied);
+  ASSERT_TRUE(untied_size.ok());
+  EXPECT_EQ(untied_size->data_bytes - size->data_bytes, RowBytes(TensorType::kQ8_0, 64) * 300);
+}
+
 TEST_F(MkModel, VocabFromCopiesTheTokenizer) {
   MkModelOptions o = Small("f16", "with_vocab.gguf");
   o.vocab_from = std::string(H2O_MODELS_DIR) + "/stories260K.gguf";

@@ -40,6 +40,7 @@ Command RegisterMkModel(CLI::App& app) {
   cmd->add_option("--sharpen", o->sharpen,
                   "scale the output matrix, so the top logits stand apart (stable greedy ids)")
       ->capture_default_str();
+  cmd->add_flag("--tied", o->tied, "no output.weight: the output reuses token_embd (Llama 3.2)");
   auto* vocab_from = cmd->add_option("--vocab-from", o->vocab_from,
                                      "copy the tokenizer of this GGUF (model or vocab-only)");
   cmd->add_option("--seed", o->seed, "weights seed")->capture_default_str();

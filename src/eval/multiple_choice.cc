@@ -41,13 +41,14 @@ std::string FewShotContext(std::span<const ChoiceItem> items, size_t index, int3
 
 Result<ChoiceTokens> TokenizeChoices(const Tokenizer& tokenizer, const std::string& context,
                                      std::span<const std::string> choices, int64_t max_len) {
-  const std::vector<int32_t> prompt = tokenizer.Encode(context, /*add_bos=*/true);
+  const std::vector<int32_t> prompt = tokenizer.Encode(context, /*add_special=*/true);
   ChoiceTokens out;
   out.shared = prompt.size();
   size_t longest = 0;
   for (size_t c = 0; c < choices.size(); ++c) {
     std::string text = context;
-    std::vector<int32_t> ids = tokenizer.Encode(text.append(" ").append(choices[c]), true);
+    std::vector<int32_t> ids =
+        tokenizer.Encode(text.append(" ").append(choices[c]), /*add_special=*/true);
     // The choice's tokens are those past the prompt's tokenization; where
     // the two differ (a merge across the boundary), past the common part.
     const size_t common =

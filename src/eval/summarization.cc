@@ -37,7 +37,7 @@ Result<SummaryPrompt> MakeSummaryPrompt(const Tokenizer& tokenizer, const std::s
                     max_tokens, n_ctx));
   }
   SummaryPrompt prompt;
-  prompt.ids = tokenizer.Encode(article, /*add_bos=*/true);
+  prompt.ids = tokenizer.Encode(article, /*add_special=*/true);
   const int64_t room = n_ctx - max_tokens;
   if (static_cast<int64_t>(prompt.ids.size()) > room) {
     prompt.dropped = static_cast<int64_t>(prompt.ids.size()) - room;

@@ -1,70 +1,65 @@
-// SentencePiece-BPE tokenizer (the "llama" tokenizer of GGUF files and
-// llama2.c), built from a Vocab.
+// Tokenizer: text <-> token ids for a Vocab, with either of the two models
+// GGUF files name in tokenizer.ggml.model (vocab.h): SentencePiece-BPE
+// ("llama") or byte-level BPE ("gpt2").
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/special_tokens.h"
+#include "tokenizer/tokenizer_model.h"
 #include "tokenizer/vocab.h"
 
 namespace h2o {
 
+// Immutable after construction: Encode, Decode and TokenToPiece are
+// thread-safe.
 class Tokenizer {
  public:
   // Requires ValidateVocab(vocab).ok() (the loaders guarantee it; checked).
   explicit Tokenizer(Vocab vocab);
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
 
-  // Immutable after construction: Encode, Decode and TokenToPiece are
-  // thread-safe.
+  // The ids of text. Special tokens written in the text (control,
+  // user-defined and unknown tokens, e.g. "<|eot_id|>") become their ids
+  // (llama.cpp's parse_special); the model encodes the text between them
+  // (spm_model.h, bpe_model.h). `add_special`: start with BOS when
+  // vocab().add_bos and end with EOS when vocab().add_eos (from the GGUF's
+  // tokenizer.ggml.add_bos_token / add_eos_token); false for a continuation.
+  // Any byte string is accepted, valid UTF-8 or not.
+  std::vector<int32_t> Encode(std::string_view text, bool add_special) const;
 
-  // SentencePiece-BPE: prepends a space when vocab.add_space_prefix and text
-  // is non-empty, writes spaces as "▁", splits into UTF-8 characters, then
-  // repeatedly merges the adjacent pair whose concatenation is a normal or
-  // user-defined piece of highest score (ties: the leftmost pair). A final
-  // piece that is not in the vocabulary becomes one byte token <0xXX> per
-  // byte (unk_id where the byte token is missing). Any byte string is
-  // accepted, valid UTF-8 or not. O(n log n) in the length of text.
-  // Returns [bos_id] + pieces when add_bos; empty text gives no pieces.
-  std::vector<int32_t> Encode(std::string_view text, bool add_bos) const;
+  // The inverse of Encode: Decode(Encode(t, s), s) == t for every byte
+  // string t with byte-level BPE, and with SentencePiece when t has no "▁"
+  // and the vocabulary has all 256 byte tokens. `remove_special` drops a
+  // leading BOS when vocab().add_bos and a trailing EOS when vocab().add_eos.
+  // Special tokens are written as they are spelled; SentencePiece drops the
+  // space its dummy prefix added at the start and after each control or
+  // user-defined token. Ids outside [0, n_vocab()) produce nothing: validate
+  // ids from users against n_vocab() before calling.
+  std::string Decode(const std::vector<int32_t>& ids, bool remove_special) const;
 
-  // Inverse of Encode: concatenates TokenToPiece of every id, except that
-  // the first piece after BOS (or at the start) loses the one leading space
-  // the dummy prefix added (when add_space_prefix). Control tokens produce
-  // nothing. Ids outside [0, n_vocab()) produce nothing: validate ids from
-  // users against n_vocab() before calling.
-  // Decode(Encode(t, b)) == t for every byte string t without a literal "▁"
-  // when the vocab has all 256 byte tokens (SentencePiece's round trip).
-  std::string Decode(const std::vector<int32_t>& ids) const;
-
-  // The text of one token for streaming output: "▁" becomes a space, a byte
-  // token its raw byte (a lone part of a UTF-8 character), control and
-  // unused tokens and out-of-range ids "", the unknown token " ⁇ " (as
-  // SentencePiece shows it).
+  // The text of one token for streaming output: raw bytes (a byte token or
+  // a byte-level piece may be a lone part of a UTF-8 character), "▁" as a
+  // space, user-defined tokens as spelled; control and unused tokens and
+  // out-of-range ids "", SentencePiece's unknown token " ⁇ ".
   std::string TokenToPiece(int32_t id) const;
 
-  const Vocab& vocab() const { return vocab_; }
-  int32_t n_vocab() const { return static_cast<int32_t>(vocab_.tokens.size()); }
-  int32_t bos_id() const { return vocab_.bos_id; }
-  int32_t eos_id() const { return vocab_.eos_id; }
+  const Vocab& vocab() const { return *vocab_; }
+  int32_t n_vocab() const { return static_cast<int32_t>(vocab_->tokens.size()); }
+  int32_t bos_id() const { return vocab_->bos_id; }
+  int32_t eos_id() const { return vocab_->eos_id; }
 
  private:
-  // Returns the id of a mergeable (normal or user-defined) piece, or -1.
-  int32_t FindPiece(std::string_view piece) const;
-
-  Vocab vocab_;
-  // Open-addressing table of mergeable piece ids (-1 = empty slot), sized to
-  // a power of two at most half full. Lookups of candidate pairs dominate
-  // Encode, and this beats std::unordered_map by avoiding node chasing.
-  std::vector<int32_t> piece_slots_;
-  std::vector<uint64_t> piece_slot_hashes_;
-  std::array<int32_t, 256> byte_to_id_;  // -1 where the vocab has no <0xXX>
-  std::vector<std::string> piece_text_;  // TokenToPiece for every id
-  // True when no mergeable piece has a "▁" after a non-"▁" byte, so Encode
-  // may merge word by word (see tokenizer.cc).
-  bool words_are_independent_ = true;
+  std::unique_ptr<const Vocab> vocab_;
+  std::unique_ptr<const TokenizerModel> model_;
+  std::unique_ptr<const SpecialTokenSplitter> specials_;
+  std::vector<std::string> decoded_;  // what Decode writes for each id
 };
 
 }  // namespace h2o

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "tokenizer/pre_tokenizer_specs.h"
+
 namespace h2o {
 namespace {
 
@@ -21,6 +23,20 @@ Status CheckId(const char* name, int32_t id, size_t n_vocab) {
   return Status::Ok();
 }
 
+Status ValidateByteLevelBpe(const Vocab& vocab) {
+  if (FindPreTokenizer(vocab.pre) == nullptr) {
+    return Status::Error("unknown pre-tokenizer '" + vocab.pre + "' (tokenizer.ggml.pre)");
+  }
+  for (size_t i = 0; i < vocab.merges.size(); ++i) {
+    std::string_view left, right;
+    if (!SplitMerge(vocab.merges[i], &left, &right)) {
+      return Status::Error("merge " + std::to_string(i) + " '" + vocab.merges[i] +
+                           "' is not two pieces separated by a space");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ValidateVocab(const Vocab& vocab) {
@@ -34,20 +50,23 @@ Status ValidateVocab(const Vocab& vocab) {
     return Status::Error("vocabulary has " + std::to_string(n) + " tokens but " +
                          std::to_string(vocab.types.size()) + " token types");
   }
+  const bool spm = vocab.type == VocabType::kSentencePiece;
   for (size_t i = 0; i < n; ++i) {
     const auto t = static_cast<int32_t>(vocab.types[i]);
-    if (t < static_cast<int32_t>(TokenType::kNormal) || t > static_cast<int32_t>(TokenType::kByte)) {
+    if (t < static_cast<int32_t>(TokenType::kNormal) ||
+        t > static_cast<int32_t>(TokenType::kByte)) {
       return Status::Error("token " + std::to_string(i) + " has invalid token type " +
                            std::to_string(t));
     }
-    if (vocab.types[i] == TokenType::kByte && ParseByteToken(vocab.tokens[i]) < 0) {
+    if (spm && vocab.types[i] == TokenType::kByte && ParseByteToken(vocab.tokens[i]) < 0) {
       return Status::Error("token " + std::to_string(i) + " '" + vocab.tokens[i] +
                            "' has type byte but is not spelled <0xXX>");
     }
   }
   H2O_RETURN_IF_ERROR(CheckId("bos token id", vocab.bos_id, n));
   H2O_RETURN_IF_ERROR(CheckId("eos token id", vocab.eos_id, n));
-  H2O_RETURN_IF_ERROR(CheckId("unknown token id", vocab.unk_id, n));
+  if (spm || vocab.unk_id != -1) H2O_RETURN_IF_ERROR(CheckId("unknown token id", vocab.unk_id, n));
+  if (!spm) H2O_RETURN_IF_ERROR(ValidateByteLevelBpe(vocab));
   return Status::Ok();
 }
 
@@ -57,6 +76,14 @@ int ParseByteToken(std::string_view piece) {
   const int lo = HexDigit(piece[4]);
   if (hi < 0 || lo < 0) return -1;
   return hi * 16 + lo;
+}
+
+bool SplitMerge(std::string_view merge, std::string_view* left, std::string_view* right) {
+  const size_t space = merge.find(' ', 1);
+  if (space == std::string_view::npos || space + 1 == merge.size()) return false;
+  *left = merge.substr(0, space);
+  *right = merge.substr(space + 1);
+  return true;
 }
 
 }  // namespace h2o

@@ -1,5 +1,5 @@
-// Vocab: the data a SentencePiece-BPE tokenizer is built from, independent of
-// the file it came from (GGUF metadata or a llama2.c tokenizer.bin).
+// Vocab: the data a tokenizer is built from, independent of the file it came
+// from (GGUF metadata or a llama2.c tokenizer.bin).
 #pragma once
 
 #include <cstdint>
@@ -21,14 +21,29 @@ enum class TokenType : int32_t {
   kByte = 6,
 };
 
+// tokenizer.ggml.model: which algorithm turns text into tokens.
+enum class VocabType {
+  kSentencePiece,  // "llama": SentencePiece-BPE over scores
+  kByteLevelBpe,   // "gpt2": pre-tokenizer regexes, then BPE over merge ranks
+};
+
 struct Vocab {
-  // SentencePiece pieces: U+2581 "▁" stands for a space, byte tokens are
-  // spelled "<0x0A>". tokens, scores and types are parallel arrays.
+  VocabType type = VocabType::kSentencePiece;
+  // tokens, scores and types are parallel arrays. SentencePiece pieces spell
+  // a space "▁" and byte tokens "<0x0A>"; byte-level BPE pieces are spelled
+  // in the characters of ByteToUnicode (byte_unicode.h). Control,
+  // user-defined and unknown tokens are spelled as written in text.
   std::vector<std::string> tokens;
   std::vector<float> scores;
   std::vector<TokenType> types;
-  int32_t bos_id = 1, eos_id = 2, unk_id = 0;
-  bool add_bos = true;
+  // Byte-level BPE: tokenizer.ggml.pre (a name FindPreTokenizer knows) and
+  // the merges "left right", highest priority first.
+  std::string pre = "default";
+  std::vector<std::string> merges;
+  int32_t bos_id = 1, eos_id = 2;
+  int32_t unk_id = 0;            // byte-level BPE: -1 when there is none
+  bool add_bos = true;           // Encode(text, add_special) starts with bos_id
+  bool add_eos = false;          // ... and ends with eos_id
   bool add_space_prefix = true;  // SentencePiece's dummy prefix
 };
 
@@ -36,13 +51,19 @@ struct Vocab {
 inline constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";
 
 // Returns ok when the arrays are non-empty and of equal length, every type is
-// one of TokenType's values, every kByte token is spelled "<0xXX>" and
-// bos/eos/unk ids are in range. Messages name
-// the offending field; callers add the file name.
+// one of TokenType's values, every SentencePiece kByte token is spelled
+// "<0xXX>", bos/eos/unk ids are in range (unk may be -1 for byte-level BPE),
+// and for byte-level BPE the pre-tokenizer is known and every merge is two
+// non-empty pieces separated by a space. Messages name the offending field;
+// callers add the file name.
 Status ValidateVocab(const Vocab& vocab);
 
 // If `piece` is a byte token spelled "<0xXX>" (two hex digits), returns its
 // byte value 0..255; otherwise -1.
 int ParseByteToken(std::string_view piece);
+
+// Splits a merge "left right" at its first space after the first byte (as
+// llama.cpp does); false when there is none or either side is empty.
+bool SplitMerge(std::string_view merge, std::string_view* left, std::string_view* right);
 
 }  // namespace h2o

@@ -282,8 +282,8 @@ TEST(EvalRequests, AnswersMatchPerplexityPerTokenAndDecodeToThePrompt) {
 
       // Tokens: the prompt without BOS, decoding back to it.
       const std::vector<int32_t> ids = IdsOfPieces(vocab, lp["tokens"]);
-      EXPECT_EQ(ids, vocab.tokenizer->Encode(kPrompts[n], /*add_bos=*/false));
-      EXPECT_EQ(vocab.tokenizer->Decode(ids), kPrompts[n]);
+      EXPECT_EQ(ids, vocab.tokenizer->Encode(kPrompts[n], /*add_special=*/false));
+      EXPECT_EQ(vocab.tokenizer->Decode(ids, /*remove_special=*/false), kPrompts[n]);
       for (size_t i = 0; i < n_tokens; ++i) {
         std::string piece = vocab.tokenizer->TokenToPiece(ids[i]);
         if (i == 0) piece.erase(0, 1);  // the dummy-prefix space
@@ -460,7 +460,7 @@ TEST(EvalSummarize, GreedyOutputEqualsGenerateOnTheCutPrompt) {
     SCOPED_TRACE(kv);
     const std::string article = line["request"]["article"];
     // Articles are long: BOS + their last tokens, leaving max_tokens free.
-    const std::vector<int32_t> all = vocab.tokenizer->Encode(article, /*add_bos=*/true);
+    const std::vector<int32_t> all = vocab.tokenizer->Encode(article, /*add_special=*/true);
     const int64_t max_tokens = line["request"]["max_tokens"];
     ASSERT_EQ(max_tokens, 64);
     const int64_t room = 200 - max_tokens;

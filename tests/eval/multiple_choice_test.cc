@@ -104,7 +104,7 @@ TEST_F(ChoiceScoring, ChoiceTokensFollowTheContextAndASpace) {
     // The choice's tokens decode to the choice (the space is its first piece's).
     const std::vector<int32_t> tail(t->sequences[c].begin() + t->choice_begin[c],
                                     t->sequences[c].end());
-    EXPECT_EQ(tokenizer_->Decode(tail), choices[c]);
+    EXPECT_EQ(tokenizer_->Decode(tail, /*remove_special=*/false), choices[c]);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "gguf/file.h"
 #include "gguf/writer.h"
 #include "tokenizer/llama2c_vocab.h"
+#include "tokenizer/tokenizer.h"
 
 namespace h2o {
 namespace {
@@ -97,8 +98,10 @@ void ExpectError(const gguf::Writer& w, const std::string& name, const std::stri
 
 TEST(GgufVocabTest, RejectsOtherTokenizerModels) {
   gguf::Writer w = ToyWriter();
-  w.SetString("tokenizer.ggml.model", "gpt2");
-  ExpectError(w, "gpt2.gguf", "tokenizer model 'gpt2' is not supported (only SentencePiece 'llama')");
+  w.SetString("tokenizer.ggml.model", "bert");
+  ExpectError(w, "bert.gguf",
+              "tokenizer model 'bert' is not supported (only 'llama' SentencePiece and 'gpt2' "
+              "byte-level BPE)");
 }
 
 TEST(GgufVocabTest, RejectsMissingKeys) {
@@ -141,6 +144,84 @@ TEST(GgufVocabTest, RejectsBadTypesAndIds) {
   gguf::Writer tokens_type = ToyWriter();
   tokens_type.SetF32Array("tokenizer.ggml.tokens", {1, 2, 3});
   ExpectError(tokens_type, "tokens_type.gguf", "tokenizer.ggml.tokens");
+}
+
+// A vocab-only gpt2 GGUF: <s>, </s>, then "a", "b", "ab", and 9 filler
+// tokens so that llama.cpp's default BOS/EOS id 11 is in range.
+gguf::Writer ToyBpeWriter() {
+  gguf::Writer w;
+  w.SetString("tokenizer.ggml.model", "gpt2");
+  std::vector<std::string> tokens = {"<s>", "</s>", "a", "b", "ab"};
+  for (char c = '0'; c <= '8'; ++c) tokens.push_back(std::string("t") + c);
+  w.SetStringArray("tokenizer.ggml.tokens", tokens);
+  std::vector<int32_t> types(tokens.size(), 1);
+  types[0] = types[1] = 3;
+  w.SetI32Array("tokenizer.ggml.token_type", types);
+  w.SetStringArray("tokenizer.ggml.merges", {"a b"});
+  return w;
+}
+
+TEST(GgufVocabTest, ReadsByteLevelBpeWithLlamaCppDefaults) {
+  Result<Vocab> v = WriteAndLoad(ToyBpeWriter(), "bpe_defaults.gguf");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->type, VocabType::kByteLevelBpe);
+  EXPECT_EQ(v->pre, "default");
+  EXPECT_EQ(v->merges, (std::vector<std::string>{"a b"}));
+  EXPECT_EQ(v->bos_id, 11);
+  EXPECT_EQ(v->eos_id, 11);
+  EXPECT_EQ(v->unk_id, -1);
+  EXPECT_FALSE(v->add_bos);
+  EXPECT_FALSE(v->add_eos);
+  EXPECT_FALSE(v->add_space_prefix);
+  EXPECT_EQ(Tokenizer(std::move(v).value()).Encode("ab", true), (std::vector<int32_t>{4}));
+}
+
+TEST(GgufVocabTest, AddBosDefaultsToThePreTokenizers) {
+  for (const auto& [pre, add_bos] : std::vector<std::pair<std::string, bool>>{
+           {"llama-bpe", true}, {"tekken", true}, {"gpt-2", false}, {"qwen2", false}}) {
+    gguf::Writer w = ToyBpeWriter();
+    w.SetString("tokenizer.ggml.pre", pre);
+    Result<Vocab> v = WriteAndLoad(w, "pre_" + pre + ".gguf");
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    EXPECT_EQ(v->pre, pre);
+    EXPECT_EQ(v->add_bos, add_bos) << pre;
+  }
+}
+
+TEST(GgufVocabTest, AddBosAndAddEosFromTheFile) {
+  gguf::Writer w = ToyBpeWriter();
+  w.SetString("tokenizer.ggml.pre", "llama-bpe");
+  w.SetU32("tokenizer.ggml.bos_token_id", 0);
+  w.SetU32("tokenizer.ggml.eos_token_id", 1);
+  w.SetBool("tokenizer.ggml.add_bos_token", false);
+  w.SetBool("tokenizer.ggml.add_eos_token", true);
+  Result<Vocab> v = WriteAndLoad(w, "bos_eos.gguf");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_FALSE(v->add_bos);
+  EXPECT_TRUE(v->add_eos);
+  const Tokenizer t(std::move(v).value());
+  EXPECT_EQ(t.Encode("ab", /*add_special=*/true), (std::vector<int32_t>{4, 1}));
+  EXPECT_EQ(t.Encode("ab", /*add_special=*/false), (std::vector<int32_t>{4}));
+}
+
+TEST(GgufVocabTest, RejectsBadByteLevelBpeVocabularies) {
+  gguf::Writer unknown_pre = ToyBpeWriter();
+  unknown_pre.SetString("tokenizer.ggml.pre", "my-new-bpe");
+  ExpectError(unknown_pre, "unknown_pre.gguf",
+              "unknown pre-tokenizer 'my-new-bpe' (tokenizer.ggml.pre)");
+
+  gguf::Writer no_merges;
+  no_merges.SetString("tokenizer.ggml.model", "gpt2");
+  no_merges.SetStringArray("tokenizer.ggml.tokens", {"a", "b"});
+  ExpectError(no_merges, "no_merges.gguf", "missing required key 'tokenizer.ggml.merges'");
+
+  gguf::Writer bad_merge = ToyBpeWriter();
+  bad_merge.SetStringArray("tokenizer.ggml.merges", {"a b", "ab"});
+  ExpectError(bad_merge, "bad_merge.gguf", "merge 1 'ab' is not two pieces separated by a space");
+
+  gguf::Writer bos = ToyBpeWriter();
+  bos.SetU32("tokenizer.ggml.bos_token_id", 14);
+  ExpectError(bos, "bpe_bos.gguf", "bos token id 14 is out of range");
 }
 
 }  // namespace

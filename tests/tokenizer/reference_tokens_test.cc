@@ -53,9 +53,10 @@ void ExpectReproducesReference(const Tokenizer& tokenizer) {
   const std::vector<Story> stories = LoadStories();
   ASSERT_EQ(stories.size(), 56u);
   for (size_t i = 0; i < stories.size(); ++i) {
-    EXPECT_EQ(tokenizer.Encode(stories[i].text, /*add_bos=*/true), stories[i].ids)
+    EXPECT_EQ(tokenizer.Encode(stories[i].text, /*add_special=*/true), stories[i].ids)
         << "story " << i;
-    EXPECT_EQ(tokenizer.Decode(stories[i].ids), stories[i].text) << "story " << i;
+    EXPECT_EQ(tokenizer.Decode(stories[i].ids, /*remove_special=*/true), stories[i].text)
+        << "story " << i;
   }
 }
 
@@ -74,8 +75,8 @@ TEST(ReferenceTokensTest, RoundTripsHandCases) {
       "\n", "tab\tand\r\n", "caf\xC3\xA9 \xE2\x98\x95", "\xF0\x9F\x98\x80!", "\xFF\xFE stray",
       "Once upon a time, there was a little girl named Lily."};
   for (const std::string& text : cases) {
-    EXPECT_EQ(t.Decode(t.Encode(text, true)), text) << "'" << text << "'";
-    EXPECT_EQ(t.Decode(t.Encode(text, false)), text) << "'" << text << "'";
+    EXPECT_EQ(t.Decode(t.Encode(text, true), true), text) << "'" << text << "'";
+    EXPECT_EQ(t.Decode(t.Encode(text, false), false), text) << "'" << text << "'";
   }
 }
 
@@ -102,7 +103,7 @@ TEST(ReferenceTokensTest, EncodesLongTextQuickly) {
   while (text.size() < 1'000'000) text += text;
   const std::vector<int32_t> ids = t.Encode(text, true);
   EXPECT_GT(ids.size(), text.size() / 8);
-  EXPECT_EQ(t.Decode(ids), text);
+  EXPECT_EQ(t.Decode(ids, /*remove_special=*/true), text);
 }
 
 }  // namespace

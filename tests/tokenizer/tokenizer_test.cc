@@ -70,7 +70,7 @@ TEST(TokenizerTest, TiesGoToTheLeftmostPair) {
 TEST(TokenizerTest, NoSpacePrefixWhenDisabled) {
   Tokenizer t(ToyVocab({{"▁", 0}, {"a", 0}}, /*add_space_prefix=*/false));
   EXPECT_EQ(t.Encode("a a", false), (std::vector<int32_t>{4, 3, 4}));
-  EXPECT_EQ(t.Decode({4, 3, 4}), "a a");
+  EXPECT_EQ(t.Decode({4, 3, 4}, /*remove_special=*/false), "a a");
 }
 
 TEST(TokenizerTest, UnknownCharactersFallBackToBytesOrUnk) {
@@ -81,7 +81,7 @@ TEST(TokenizerTest, UnknownCharactersFallBackToBytesOrUnk) {
   // "é" is C3 A9: one unknown character, two byte tokens.
   EXPECT_EQ(t.Encode("a\xC3\xA9", false),
             (std::vector<int32_t>{3, 4, byte0 + 0xC3, byte0 + 0xA9}));
-  EXPECT_EQ(t.Decode(t.Encode("a\xC3\xA9", true)), "a\xC3\xA9");
+  EXPECT_EQ(t.Decode(t.Encode("a\xC3\xA9", true), true), "a\xC3\xA9");
 
   Tokenizer no_bytes(ToyVocab({{"▁", 0}, {"a", 0}}));
   EXPECT_EQ(no_bytes.Encode("a\xC3\xA9", false), (std::vector<int32_t>{3, 4, kUnk, kUnk}));
@@ -93,7 +93,7 @@ TEST(TokenizerTest, UnknownCharacterCanMergeIntoAKnownPiece) {
   EXPECT_EQ(t.Encode("\xC3\xA9", false), (std::vector<int32_t>{4}));
 }
 
-TEST(TokenizerTest, ControlBytesAndUnusedPiecesAreNotMatchedFromText) {
+TEST(TokenizerTest, UnusedPiecesAreNotMatchedFromText) {
   Vocab v = ToyVocab({{"▁", 0}});
   v.tokens.push_back("x");
   v.scores.push_back(0);
@@ -101,18 +101,33 @@ TEST(TokenizerTest, ControlBytesAndUnusedPiecesAreNotMatchedFromText) {
   AddByteTokens(&v);
   Tokenizer t(v);
   const int32_t byte0 = 5;
-  // "<s>" in the text is plain text, and unused "x" falls back to bytes.
-  const std::vector<int32_t> ids = t.Encode("<s>x", false);
-  EXPECT_EQ(ids, (std::vector<int32_t>{3, byte0 + '<', byte0 + 's', byte0 + '>', byte0 + 'x'}));
-  EXPECT_EQ(t.Decode(ids), "<s>x");
+  // Unused "x" falls back to bytes.
+  const std::vector<int32_t> ids = t.Encode("x", false);
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, byte0 + 'x'}));
+  EXPECT_EQ(t.Decode(ids, /*remove_special=*/false), "x");
+}
+
+TEST(TokenizerTest, SpecialTokensWrittenInTheTextAreThoseTokens) {
+  // As llama.cpp (b7847) with parse_special, whose `llb tokenize` gives
+  // "1 1 410 444 2 410 410 0 348" for "<s>x</s> <unk>y" on stories260K: the
+  // text after each special token gets the dummy-prefix space again.
+  Vocab v = ToyVocab({{"▁", 0}, {"x", 0}, {"▁x", -1}});
+  AddByteTokens(&v);
+  Tokenizer t(v);
+  const int32_t space = 3, x = 4, space_x = 5, byte0 = 6;
+  EXPECT_EQ(t.Encode("<s>x</s> <unk>x", true),
+            (std::vector<int32_t>{kBos, kBos, space_x, kEos, space, space, kUnk, space_x}));
+  EXPECT_EQ(t.Encode("x<s", false), (std::vector<int32_t>{space_x, byte0 + '<', byte0 + 's'}));
+  EXPECT_EQ(t.Decode(t.Encode("<s>x</s>x", false), /*remove_special=*/false), "<s>x</s>x");
+  EXPECT_EQ(t.Decode({kBos, x}, /*remove_special=*/true), "x");
 }
 
 TEST(TokenizerTest, EmptyTextGivesOnlyBos) {
   Tokenizer t(ToyVocab({{"▁", 0}}));
   EXPECT_EQ(t.Encode("", true), (std::vector<int32_t>{kBos}));
   EXPECT_TRUE(t.Encode("", false).empty());
-  EXPECT_EQ(t.Decode({kBos}), "");
-  EXPECT_EQ(t.Decode({}), "");
+  EXPECT_EQ(t.Decode({kBos}, /*remove_special=*/true), "");
+  EXPECT_EQ(t.Decode({}, /*remove_special=*/false), "");
 }
 
 TEST(TokenizerTest, TokenToPieceAndDecodeOfSpecialTokens) {
@@ -128,11 +143,14 @@ TEST(TokenizerTest, TokenToPieceAndDecodeOfSpecialTokens) {
   EXPECT_EQ(t.TokenToPiece(kUnk), " \xE2\x81\x87 ");
   EXPECT_EQ(t.TokenToPiece(-1), "");
   EXPECT_EQ(t.TokenToPiece(t.n_vocab()), "");
-  // The dummy-prefix space goes only at the start and after each BOS.
-  EXPECT_EQ(t.Decode({kBos, 4, 4, kEos}), "hi hi");
-  EXPECT_EQ(t.Decode({4, 4}), "hi hi");
-  EXPECT_EQ(t.Decode({kBos, 4, kEos, kBos, 4}), "hihi");
-  EXPECT_EQ(t.Decode({4, -3, 999, 4}), "hi hi");  // invalid ids are skipped
+  // Decode drops the BOS Encode adds (add_bos) and writes other control
+  // tokens as spelled; the dummy-prefix space goes only at the start and
+  // after each control token, where Encode put one.
+  EXPECT_EQ(t.Decode({kBos, 4, 4, kEos}, /*remove_special=*/true), "hi hi</s>");
+  EXPECT_EQ(t.Decode({kBos, 4, 4}, /*remove_special=*/false), "<s>hi hi");
+  EXPECT_EQ(t.Decode({4, 4}, /*remove_special=*/true), "hi hi");
+  EXPECT_EQ(t.Decode({kBos, 4, kEos, kBos, 4}, /*remove_special=*/true), "hi</s><s>hi");
+  EXPECT_EQ(t.Decode({4, -3, 999, 4}, /*remove_special=*/true), "hi hi");  // invalid ids skipped
 }
 
 TEST(TokenizerTest, AccessorsReflectVocab) {
@@ -220,7 +238,7 @@ TEST(TokenizerTest, MatchesNaiveEncoderOnRandomVocabsAndTexts) {
     for (int k = 0; k < 20; ++k) {
       const std::string text = random_string(24);
       ASSERT_EQ(t.Encode(text, false), NaiveEncode(v, text)) << "text '" << text << "'";
-      ASSERT_EQ(t.Decode(t.Encode(text, true)), text);
+      ASSERT_EQ(t.Decode(t.Encode(text, true), true), text);
     }
   }
 }

@@ -76,11 +76,9 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
   return o;
 }
 
-Result<Tokenizer> LoadTokenizer(const Model& model) {
-  auto vocab = LoadVocabFromGguf(model.file());
-  if (!vocab.ok()) return vocab.status().WithContext(model.file().path());
-  return Tokenizer(std::move(vocab).value());
-}
+Result<Tokenizer> LoadTokenizer(const gguf::File& file) { return LoadTokenizerFromGguf(file); }
+
+Result<Tokenizer> LoadTokenizer(const Model& model) { return LoadTokenizer(model.file()); }
 
 Status WriteKvDump(const KvCache& cache, const std::string& path) {
   const KvCacheConfig& c = cache.config();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "gguf/file.h"
 #include "model/model.h"
 #include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
@@ -54,6 +55,8 @@ std::string DescribeKvMemory(const Session& session, int64_t n_tokens);
 // chunk]": where a cache of config `c` keeps its K/V rows.
 std::string DescribeKvSlots(const KvCacheConfig& c);
 size_t FullKvBytes(const KvCache& cache, int64_t n_tokens);
+// The tokenizer of a GGUF file: a model's, or a vocab-only file's.
+Result<Tokenizer> LoadTokenizer(const gguf::File& file);
 Result<Tokenizer> LoadTokenizer(const Model& model);
 
 // Prints "h2o: error: <message>" to stderr and returns the exit code 1.

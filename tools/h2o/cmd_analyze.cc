@@ -42,7 +42,7 @@ Result<std::vector<int32_t>> ReadInput(const AnalyzeFlags& f, const Model& model
     H2O_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.text_file));
     H2O_ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(model));
     for (const std::string& doc : SplitDocuments(text)) {
-      const std::vector<int32_t> doc_ids = tokenizer.Encode(doc, true);
+      const std::vector<int32_t> doc_ids = tokenizer.Encode(doc, /*add_special=*/true);
       ids.insert(ids.end(), doc_ids.begin(), doc_ids.end());
     }
   } else {

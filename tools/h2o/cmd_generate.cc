@@ -41,7 +41,7 @@ int RunGenerate(const GenerateFlags& f) {
     prompt = std::move(ids).value();
   } else {
     if (!tokenizer.ok()) return Fail(tokenizer.status());
-    prompt = tokenizer->Encode(f.prompt, /*add_bos=*/true);
+    prompt = tokenizer->Encode(f.prompt, /*add_special=*/true);
   }
   if (prompt.empty()) return Fail("the prompt is empty");
   const bool print_text = !f.print_ids && tokenizer.ok();
@@ -61,7 +61,7 @@ int RunGenerate(const GenerateFlags& f) {
   }
 
   if (print_text) {
-    std::fputs(tokenizer->Decode(prompt).c_str(), stdout);
+    std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);
   }
   const auto t0 = Clock::now();
@@ -110,7 +110,8 @@ Command RegisterGenerate(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "generate text from a prompt");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/0);
-  auto* prompt = cmd->add_option("-p,--prompt", f->prompt, "prompt text (BOS is added)");
+  auto* prompt = cmd->add_option("-p,--prompt", f->prompt,
+                                 "prompt text (BOS first when the vocabulary adds one)");
   auto* ids = cmd->add_option("--tokens", f->token_ids, "prompt as token ids, e.g. \"1 403 407\"");
   prompt->excludes(ids);
   cmd->add_option("-n,--n-predict", f->n_predict, "tokens to generate")

@@ -40,7 +40,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     // As the repository's run_lm_eval_harness.py: no BOS.
-    const std::vector<int32_t> ids = tokenizer.Encode(requests[i].prompt, /*add_bos=*/false);
+    const std::vector<int32_t> ids = tokenizer.Encode(requests[i].prompt, /*add_special=*/false);
     auto session = source(static_cast<int64_t>(ids.size()));
     if (!session.ok()) return Fail(session.status().WithContext(lines[i].where));
     auto scored = ScorePrompt(**session, ids, requests[i].top_k);

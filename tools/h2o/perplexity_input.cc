@@ -49,7 +49,8 @@ Result<std::vector<Stream>> ReadStreams(const std::string& text_file,
     H2O_ASSIGN_OR_RETURN(Tokenizer tokenizer, LoadTokenizer(model));
     int index = 0;
     for (const std::string& doc : SplitDocuments(text)) {
-      streams.push_back({fmt::format("{}#{}", text_file, ++index), tokenizer.Encode(doc, true)});
+      streams.push_back(
+          {fmt::format("{}#{}", text_file, ++index), tokenizer.Encode(doc, /*add_special=*/true)});
     }
   }
   for (const std::string& path : token_files) {
@@ -68,7 +69,7 @@ Result<std::vector<Stream>> ReadWindows(const std::string& text_file,
   std::vector<int32_t> ids;
   if (!text_file.empty()) {
     H2O_ASSIGN_OR_RETURN(std::string text, ReadTextFile(text_file));
-    ids = tokenizer.Encode(text, add_bos);
+    ids = tokenizer.Encode(text, /*add_special=*/true);
   }
   for (const std::string& path : token_files) {
     H2O_ASSIGN_OR_RETURN(std::vector<Stream> file_streams, ReadTokenFile(path));

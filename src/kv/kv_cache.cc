@@ -8,20 +8,36 @@
 
 namespace h2o {
 
-KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy)
-    : config_(config), policy_(std::move(policy)) {
-  H2O_CHECK(policy_ != nullptr);
+namespace {
+
+size_t CheckedRowBytes(const KvCacheConfig& config) {
   H2O_CHECK(config.n_layer > 0 && config.n_head_kv > 0 && config.head_dim > 0);
   H2O_CHECK(config.budget >= 1 && config.capacity >= config.budget);
   H2O_CHECK(config.type == TensorType::kF32 || config.type == TensorType::kF16);
-  row_bytes_ = RowBytes(config.type, config.head_dim);
+  return RowBytes(config.type, config.head_dim);
+}
+
+size_t HomeRows(const KvCacheConfig& c) {
+  return static_cast<size_t>(c.n_layer) * c.n_head_kv * c.budget;
+}
+
+size_t SpillRows(const KvCacheConfig& c) {
+  return static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
+}
+
+}  // namespace
+
+KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy)
+    : config_(config),
+      policy_(std::move(policy)),
+      row_bytes_(CheckedRowBytes(config)),
+      k_(HomeRows(config) * row_bytes_),
+      v_(HomeRows(config) * row_bytes_),
+      k_spill_(SpillRows(config) * row_bytes_),
+      v_spill_(SpillRows(config) * row_bytes_) {
+  H2O_CHECK(policy_ != nullptr);
   const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
   const size_t n_slots = n_heads * config.capacity;
-  k_.resize(n_heads * config.budget * row_bytes_);
-  v_.resize(n_heads * config.budget * row_bytes_);
-  const size_t spill_rows = static_cast<size_t>(config.n_head_kv) * (config.capacity - config.budget);
-  k_spill_.resize(spill_rows * row_bytes_);
-  v_spill_.resize(spill_rows * row_bytes_);
   pos_.assign(n_slots, kFreeSlot);
   if (policy_->needs_scores()) score_.assign(n_slots, 0.0);
   if (policy_->needs_step_attention()) step_attn_.assign(n_slots, 0.0f);
@@ -40,8 +56,8 @@ size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
   return HeadIndex(layer, head) * config_.capacity + slot;
 }
 
-uint8_t* KvCache::RowIn(std::vector<uint8_t>& home, std::vector<uint8_t>& spill, int32_t layer,
-                       int32_t head, int32_t slot) {
+uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, int32_t layer,
+                        int32_t head, int32_t slot) {
   const int32_t budget = config_.budget;
   if (slot < budget) return &home[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
   return &spill[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
@@ -65,8 +81,7 @@ static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type)
   for (int32_t i = 0; i < n; ++i) out[i] = kernels::F32ToF16(src[i]);
 }
 
-int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k,
-                        const float* v) {
+int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
   const size_t h = HeadIndex(layer, head);
   H2O_CHECK(count_[h] < config_.capacity);
   int32_t slot;
@@ -120,9 +135,7 @@ float* KvCache::step_attention(int32_t layer, int32_t head) {
   return step_attn_.empty() ? nullptr : &step_attn_[SlotIndex(layer, head, 0)];
 }
 
-int32_t KvCache::count(int32_t layer, int32_t head) const {
-  return count_[HeadIndex(layer, head)];
-}
+int32_t KvCache::count(int32_t layer, int32_t head) const { return count_[HeadIndex(layer, head)]; }
 
 void KvCache::Evict(size_t head_index, int32_t slot) {
   const size_t s = head_index * config_.capacity + slot;
@@ -234,7 +247,8 @@ size_t KvCache::AllocatedBytes() const { return AllocatedBytesFor(config_, *poli
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
   const size_t n_heads = static_cast<size_t>(c.n_layer) * c.n_head_kv;
-  const size_t rows = n_heads * c.budget + static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
+  const size_t rows =
+      n_heads * c.budget + static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
   size_t per_slot = sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/;
   if (policy.needs_scores()) per_slot += sizeof(double);
   if (policy.needs_step_attention()) per_slot += sizeof(float);

@@ -36,8 +36,8 @@ struct KvCacheConfig {
   int32_t n_layer = 0;
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;
-  int32_t budget = 0;    // tokens kept per (layer, head) after eviction
-  int32_t capacity = 0;  // slots per (layer, head): budget + largest chunk
+  int32_t budget = 0;                  // tokens kept per (layer, head) after eviction
+  int32_t capacity = 0;                // slots per (layer, head): budget + largest chunk
   TensorType type = TensorType::kF16;  // K/V element type: kF32 or kF16
 };
 
@@ -107,8 +107,24 @@ class KvCache {
   void Evict(size_t head_index, int32_t slot);
   // The K (V) row of a slot: in the (layer, head)'s own rows below the
   // budget, in the head's spill area from there on.
-  uint8_t* RowIn(std::vector<uint8_t>& home, std::vector<uint8_t>& spill, int32_t layer,
-                 int32_t head, int32_t slot);
+  // Bytes left uninitialized, so the OS backs a page only when a row in it
+  // is first written: a full cache for a long declared context (Llama 3's
+  // 131072 tokens) costs memory as tokens arrive, not all at start-up. Only
+  // written rows are ever read.
+  class UninitializedRows {
+   public:
+    explicit UninitializedRows(size_t n) : data_(new uint8_t[n]) {}
+    uint8_t& operator[](size_t i) { return data_[i]; }
+    const uint8_t& operator[](size_t i) const { return data_[i]; }
+    uint8_t* data() { return data_.get(); }
+    const uint8_t* data() const { return data_.get(); }
+
+   private:
+    std::unique_ptr<uint8_t[]> data_;
+  };
+
+  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, int32_t layer, int32_t head,
+                 int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
   void MoveSpillHome(int32_t layer, int32_t head);
@@ -117,14 +133,14 @@ class KvCache {
   std::unique_ptr<EvictionPolicy> policy_;
   size_t row_bytes_;  // bytes of one head_dim row in `type`
 
-  std::vector<uint8_t> k_;        // [n_layer][n_head_kv][budget][head_dim]
-  std::vector<uint8_t> v_;        // [n_layer][n_head_kv][budget][head_dim]
-  std::vector<uint8_t> k_spill_;  // [n_head_kv][capacity - budget][head_dim]
-  std::vector<uint8_t> v_spill_;  // [n_head_kv][capacity - budget][head_dim]
-  int32_t spill_layer_ = -1;      // the layer whose tokens are in the spill, or -1
-  std::vector<int32_t> pos_;      // [n_layer][n_head_kv][capacity]
-  std::vector<double> score_;     // [n_layer][n_head_kv][capacity]
-  std::vector<float> step_attn_;  // [n_layer][n_head_kv][capacity]
+  UninitializedRows k_;              // [n_layer][n_head_kv][budget][head_dim]
+  UninitializedRows v_;              // [n_layer][n_head_kv][budget][head_dim]
+  UninitializedRows k_spill_;        // [n_head_kv][capacity - budget][head_dim]
+  UninitializedRows v_spill_;        // [n_head_kv][capacity - budget][head_dim]
+  int32_t spill_layer_ = -1;         // the layer whose tokens are in the spill, or -1
+  std::vector<int32_t> pos_;         // [n_layer][n_head_kv][capacity]
+  std::vector<double> score_;        // [n_layer][n_head_kv][capacity]
+  std::vector<float> step_attn_;     // [n_layer][n_head_kv][capacity]
   std::vector<int32_t> count_;       // [n_layer][n_head_kv]
   std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
   std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tokenizer/utf8.h"
+
 namespace h2o {
 namespace {
 
@@ -27,6 +29,7 @@ Result<std::vector<JsonlLine>> ReadJsonl(const std::string& path) {
   for (int64_t number = 1; std::getline(in, text); ++number) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     JsonlLine line{fmt::format("{}:{}", path, number), {}};
+    H2O_RETURN_IF_ERROR(CheckUtf8(text, line.where));
     line.value = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (line.value.is_discarded()) {
       return Status::Error(fmt::format("{}: not valid JSON", line.where));

@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/strings.h"
 #include "tokenizer/gguf_vocab.h"
+#include "tokenizer/utf8.h"
 
 namespace h2o::cli {
 
@@ -148,7 +149,9 @@ Result<std::string> ReadTextFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return Status::Error(fmt::format("{}: read error", path));
-  return ss.str();
+  std::string text = std::move(ss).str();
+  H2O_RETURN_IF_ERROR(CheckUtf8(text, path));
+  return text;
 }
 
 Result<std::vector<int32_t>> ParseTokenIds(const std::string& text, const std::string& where) {

@@ -63,6 +63,7 @@ Result<Tokenizer> LoadTokenizer(const Model& model);
 int Fail(const Status& status);
 int Fail(const std::string& message);
 
+// The file's bytes; an error unless they are well-formed UTF-8 (CheckUtf8).
 Result<std::string> ReadTextFile(const std::string& path);
 // Parses whitespace-separated token ids ("1 403 407"). `where` names the
 // source in errors.

@@ -8,6 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "runtime/sampler.h"
+#include "tokenizer/utf8.h"
 
 namespace h2o::cli {
 namespace {
@@ -41,6 +42,7 @@ int RunGenerate(const GenerateFlags& f) {
     prompt = std::move(ids).value();
   } else {
     if (!tokenizer.ok()) return Fail(tokenizer.status());
+    if (Status s = CheckUtf8(f.prompt, "--prompt"); !s.ok()) return Fail(s);
     prompt = tokenizer->Encode(f.prompt, /*add_special=*/true);
   }
   if (prompt.empty()) return Fail("the prompt is empty");

@@ -1,9 +1,13 @@
-// h2o tokenize: text -> token ids, one line per document.
+// h2o tokenize: text -> token ids, one line per document (or per JSON line).
+// Reads only the file's tokenizer metadata, so vocab-only GGUFs work.
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "eval/jsonl.h"
+#include "tokenizer/utf8.h"
 
 namespace h2o::cli {
 namespace {
@@ -12,25 +16,58 @@ struct TokenizeFlags {
   std::string model_path;
   std::string file;
   std::string prompt;
+  std::string jsonl;
+  bool no_bos = false;
 };
 
-int RunTokenize(const TokenizeFlags& f) {
-  auto model = Model::Load(f.model_path);
-  if (!model.ok()) return Fail(model.status());
-  auto tokenizer = LoadTokenizer(**model);
-  if (!tokenizer.ok()) return Fail(tokenizer.status());
+// Appends ids to out: "1 2 3" (separator ' ') or "[1,2,3]" (',').
+void AppendIds(const std::vector<int32_t>& ids, char separator, std::string* out) {
+  char buf[16];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out->push_back(separator);
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ids[i]);
+    out->append(buf, end);
+  }
+}
+
+Result<std::string> TokenizeJsonl(const Tokenizer& tokenizer, const std::string& path,
+                                  bool add_special) {
+  H2O_ASSIGN_OR_RETURN(std::vector<JsonlLine> lines, ReadJsonl(path));
+  std::string out;
+  for (const JsonlLine& line : lines) {
+    H2O_ASSIGN_OR_RETURN(std::string text, StringField(line, "text"));
+    out += '[';
+    AppendIds(tokenizer.Encode(text, add_special), ',', &out);
+    out += "]\n";
+  }
+  return out;
+}
+
+Result<std::string> TokenizeDocuments(const Tokenizer& tokenizer, const TokenizeFlags& f) {
   std::string text = f.prompt;
-  if (!f.file.empty()) {
-    auto read = ReadTextFile(f.file);
-    if (!read.ok()) return Fail(read.status());
-    text = std::move(read).value();
+  if (f.file.empty()) {
+    H2O_RETURN_IF_ERROR(CheckUtf8(text, "--prompt"));
+  } else {
+    H2O_ASSIGN_OR_RETURN(text, ReadTextFile(f.file));
   }
+  std::string out;
   for (const std::string& doc : SplitDocuments(text)) {
-    const std::vector<int32_t> ids = tokenizer->Encode(doc, /*add_bos=*/true);
-    std::string line;
-    for (size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
-    std::printf("%s\n", line.c_str());
+    AppendIds(tokenizer.Encode(doc, /*add_special=*/!f.no_bos), ' ', &out);
+    out += '\n';
   }
+  return out;
+}
+
+int RunTokenize(const TokenizeFlags& f) {
+  auto file = gguf::File::Open(f.model_path);
+  if (!file.ok()) return Fail(file.status());
+  auto tokenizer = LoadTokenizer(**file);
+  if (!tokenizer.ok()) return Fail(tokenizer.status());
+  // Printed only once all of it is there: a failure leaves stdout empty.
+  auto out = f.jsonl.empty() ? TokenizeDocuments(*tokenizer, f)
+                             : TokenizeJsonl(*tokenizer, f.jsonl, /*add_special=*/!f.no_bos);
+  if (!out.ok()) return Fail(out.status());
+  std::fwrite(out->data(), 1, out->size(), stdout);
   return 0;
 }
 
@@ -39,12 +76,20 @@ int RunTokenize(const TokenizeFlags& f) {
 Command RegisterTokenize(CLI::App& app) {
   auto flags = std::make_shared<TokenizeFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "tokenize", "print token ids: one line per <|endoftext|>-separated document, BOS first");
-  cmd->add_option("-m,--model", flags->model_path, "GGUF model file (its vocabulary)")->required();
-  auto* file = cmd->add_option("-f,--file", flags->file, "text file");
-  auto* prompt = cmd->add_option("-p,--prompt", flags->prompt, "text");
-  file->excludes(prompt);
-  cmd->require_option(2);
+      "tokenize",
+      "print token ids: one line per <|endoftext|>-separated document, BOS first when the "
+      "vocabulary adds one; special tokens written in the text (<|eot_id|>) are those tokens");
+  cmd->add_option("-m,--model", flags->model_path,
+                  "GGUF file with a vocabulary (a model or a vocab-only file)")
+      ->required();
+  CLI::Option_group* input = cmd->add_option_group("input");
+  input->add_option("-f,--file", flags->file, "text file");
+  input->add_option("-p,--prompt", flags->prompt, "text");
+  input->add_option("--jsonl", flags->jsonl,
+                    "JSON lines file: prints a JSON array of ids for each line's \"text\"");
+  input->require_option(1);
+  cmd->add_flag("--no-bos", flags->no_bos,
+                "add neither BOS nor EOS, even where the vocabulary asks for them");
   return {cmd, [flags] { return RunTokenize(*flags); }};
 }
 

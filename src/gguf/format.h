@@ -27,8 +27,4 @@ inline constexpr bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) 
 // control bytes become \xNN and names past 120 bytes are cut with "...".
 std::string Quote(std::string_view name);
 
-// GGML's name for any tensor type id, including ones this engine does not
-// support ("q4_K" for 12); empty for an id GGML has never defined.
-std::string_view GgmlTypeName(uint32_t raw_type);
-
 }  // namespace h2o::gguf

@@ -290,13 +290,16 @@ Status ReadTensorInfo(ByteReader& r, uint64_t index, const ParsedFile& file, Ten
   if (s.ok()) s = r.Read(&t.offset, "offset");
   if (!s.ok()) return s.WithContext(where);
 
+  // Any type GGML defines is accepted (sized with its own block bytes);
+  // whether h2o can run it is the model loader's question.
   const std::optional<TensorTypeTraits> traits = GetTensorTypeTraits(raw_type);
   if (!traits) {
     const std::string_view ggml_name = GgmlTypeName(raw_type);
-    return Status::Error(where + " has type " +
-                         (ggml_name.empty() ? std::string("unknown") : std::string(ggml_name)) +
-                         " (GGML id " + std::to_string(raw_type) +
-                         "), not supported by this engine");
+    if (ggml_name.empty()) {
+      return Status::Error(where + " has unknown type (GGML id " + std::to_string(raw_type) + ")");
+    }
+    return Status::Error(where + " has type " + std::string(ggml_name) + " (GGML id " +
+                         std::to_string(raw_type) + "), which GGML has retired");
   }
   t.type = static_cast<TensorType>(raw_type);
   if (t.dims[0] % traits->block_size != 0) {

@@ -13,7 +13,7 @@ namespace h2o::gguf {
 struct TensorInfo {
   std::string name;
   std::vector<int64_t> dims;  // ne[0] first (the contiguous dimension); 1 to 4 dims, each > 0
-  TensorType type;            // always a type this engine supports
+  TensorType type;            // any type GGML defines; IsRunnable(type) says if h2o runs it
   uint64_t offset;            // relative to the start of the data section
   size_t nbytes;              // RowBytes(type, dims[0]) * product of the other dims
   // Points into the file's mapping; valid while the File lives. Aligned to

@@ -25,8 +25,10 @@ const TypeKernels& KernelTable::For(TensorType type) const {
       return q8_0;
     case TensorType::kQ4_0:
       return q4_0;
+    default:
+      break;
   }
-  CheckFailed("KernelTable::For: unsupported tensor type", __FILE__, __LINE__);
+  CheckFailed("KernelTable::For: a tensor type h2o cannot run", __FILE__, __LINE__);
 }
 
 const KvRowKernels& KernelTable::KvFor(TensorType type) const {

@@ -18,6 +18,7 @@ using testing::WriteBytes;
 
 constexpr uint32_t kF32 = 0;
 constexpr uint32_t kQ8_0 = 8;
+constexpr uint32_t kQ4_K = 12;
 
 class MalformedTest : public ::testing::Test {
  protected:
@@ -185,20 +186,26 @@ TEST_F(MalformedTest, SizeOverflow) {
               HasSubstr("tensor 'w' byte size overflows"));
 }
 
-TEST_F(MalformedTest, UnsupportedTensorType) {
-  EXPECT_THAT(OpenError(OneTensor("blk.0.ffn_down.weight", {256}, 12, 0)),
-              HasSubstr("tensor 'blk.0.ffn_down.weight' has type q4_K (GGML id 12), not supported "
-                        "by this engine"));
-  EXPECT_THAT(OpenError(OneTensor("w", {256}, 14, 0)),
-              HasSubstr("has type q6_K (GGML id 14), not supported"));
+// Any type GGML defines opens (tensor_types_test.cc); ids GGML retired or
+// never defined do not.
+TEST_F(MalformedTest, RetiredOrUnknownTensorType) {
+  EXPECT_THAT(OpenError(OneTensor("blk.0.ffn_down.weight", {256}, 4, 0)),
+              HasSubstr("tensor 'blk.0.ffn_down.weight' has type q4_2 (GGML id 4), which GGML has "
+                        "retired"));
+  EXPECT_THAT(OpenError(OneTensor("w", {256}, 31, 0)),
+              HasSubstr("has type q4_0_4_4 (GGML id 31), which GGML has retired"));
+  EXPECT_THAT(OpenError(OneTensor("w", {256}, 40, 0)), HasSubstr("has unknown type (GGML id 40)"));
   EXPECT_THAT(OpenError(OneTensor("w", {256}, 999, 0)),
-              HasSubstr("has type unknown (GGML id 999), not supported"));
+              HasSubstr("tensor 'w' has unknown type (GGML id 999)"));
 }
 
 TEST_F(MalformedTest, RowNotAMultipleOfTheBlock) {
   EXPECT_THAT(
       OpenError(OneTensor("w", {33, 2}, kQ8_0, 0)),
       HasSubstr("tensor 'w' row of 33 elements is not a multiple of the q8_0 block size 32"));
+  EXPECT_THAT(
+      OpenError(OneTensor("w", {2048 + 32, 2}, kQ4_K, 0, 4096)),
+      HasSubstr("tensor 'w' row of 2080 elements is not a multiple of the q4_K block size 256"));
 }
 
 TEST_F(MalformedTest, MisalignedOffset) {

@@ -29,6 +29,21 @@ std::string Dims(const std::vector<int64_t>& dims) {
   return s;
 }
 
+// Every tensor whose type h2o cannot run (IQ*, TQ*, ...), whether or not the
+// table above showed it: such a file opens and is described, but not run.
+void PrintUnrunnableTensors(const gguf::File& file) {
+  size_t count = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) count += IsRunnable(t.type) ? 0 : 1;
+  if (count == 0) return;
+  std::printf("\ntensors of types h2o cannot run (%zu; it runs %s):\n", count,
+              RunnableTypeNames().c_str());
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    if (!IsRunnable(t.type)) {
+      std::printf("  %-32s %s\n", t.name.c_str(), std::string(TraitsOf(t.type).name).c_str());
+    }
+  }
+}
+
 int RunInspect(const InspectFlags& f) {
   auto kv_type = ParseTensorType(f.kv_type);
   if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
@@ -74,6 +89,7 @@ int RunInspect(const InspectFlags& f) {
   if (shown < file.tensors().size()) {
     std::printf("  ... %zu more (--all-tensors lists them)\n", file.tensors().size() - shown);
   }
+  PrintUnrunnableTensors(file);
 
   if (!model.ok()) {
     // Inspecting a file this engine cannot run still succeeds.

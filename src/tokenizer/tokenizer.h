@@ -35,8 +35,10 @@ class Tokenizer {
   std::vector<int32_t> Encode(std::string_view text, bool add_special) const;
 
   // The inverse of Encode: Decode(Encode(t, s), s) == t for every byte
-  // string t with byte-level BPE, and with SentencePiece when t has no "▁"
-  // and the vocabulary has all 256 byte tokens. `remove_special` drops a
+  // string t when the vocabulary can spell every byte (byte-level BPE
+  // vocabularies do; SentencePiece needs all 256 <0xXX> tokens) and, with
+  // SentencePiece, t has no "▁" and no spelled unknown token (it decodes as
+  // " ⁇ "). `remove_special` drops a
   // leading BOS when vocab().add_bos and a trailing EOS when vocab().add_eos.
   // Special tokens are written as they are spelled; SentencePiece drops the
   // space its dummy prefix added at the start and after each control or
@@ -46,8 +48,9 @@ class Tokenizer {
 
   // The text of one token for streaming output: raw bytes (a byte token or
   // a byte-level piece may be a lone part of a UTF-8 character), "▁" as a
-  // space, user-defined tokens as spelled; control and unused tokens and
-  // out-of-range ids "", SentencePiece's unknown token " ⁇ ".
+  // space, user-defined tokens as spelled. "" for control tokens,
+  // out-of-range ids, byte-level BPE's unknown token and SentencePiece's
+  // unused ones; SentencePiece's unknown token is " ⁇ ".
   std::string TokenToPiece(int32_t id) const;
 
   const Vocab& vocab() const { return *vocab_; }

@@ -18,8 +18,11 @@
 #           llama.cpp rounds nothing in the cache;
 #   greedy: `llb gen --ignore-eos` ids after a fixed prompt, same settings.
 # Models: the rotary variants (plain, Llama 3.1 rope_freqs, YaRN) as f32
-# mkmodel files, and one f16 mkmodel file quantized by llama.cpp's own
-# quantizer (`llb quantize`) into every mix the tests cover.
+# mkmodel files; one f16 mkmodel file quantized by llama.cpp's own
+# quantizer (`llb quantize`) into every mix the tests cover; and a Llama 3
+# one (the real vocabulary, rope_freqs, heads wider than dim / heads) whose
+# perplexity is over text and whose greedy prompt is text, so tokenization,
+# BOS and the model are checked together.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 llb=${1:?usage: scripts/peer_reference.sh LLB [H2O]}
@@ -36,23 +39,35 @@ n_gen=40
 shape="--dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 256 --vocab 512 --ctx 512 --sharpen 4 --seed 1"
 
 entries=()
-# name, model path, mkmodel options (empty for a committed file)
+# name, model path, mkmodel options (empty for a committed file), and for
+# text models the perplexity text file and the greedy prompt text.
 measure() {
-  local name=$1 model=$2 options=$3
+  local name=$1 model=$2 options=$3 text_file=${4:-} prompt_text=${5:-}
   local ppl gen
-  ppl=$("$llb" ppl -m "$model" --ids-file "$out/ids.txt" -c 256 -t 2 -fa off -ctk f32 -ctv f32 2>/dev/null)
-  gen=$("$llb" gen -m "$model" --ids "$prompt" -n "$n_gen" -t 2 -fa off -ctk f32 -ctv f32 --ignore-eos 2>/dev/null)
-  entries+=("$(python3 - "$name" "$model" "$options" "$ppl" "$gen" <<'EOF'
+  if [ -n "$text_file" ]; then
+    ppl=$("$llb" ppl -m "$model" -f "$text_file" -c 256 -t 2 -fa off -ctk f32 -ctv f32 2>/dev/null)
+    gen=$("$llb" gen -m "$model" -p "$prompt_text" -n "$n_gen" -t 2 -fa off -ctk f32 -ctv f32 --ignore-eos 2>/dev/null)
+  else
+    ppl=$("$llb" ppl -m "$model" --ids-file "$out/ids.txt" -c 256 -t 2 -fa off -ctk f32 -ctv f32 2>/dev/null)
+    gen=$("$llb" gen -m "$model" --ids "$prompt" -n "$n_gen" -t 2 -fa off -ctk f32 -ctv f32 --ignore-eos 2>/dev/null)
+  fi
+  entries+=("$(python3 - "$name" "$model" "$options" "$ppl" "$gen" "$text_file" "$prompt_text" <<'EOF'
 import json, sys
-name, model, options, ppl, gen = sys.argv[1:]
+name, model, options, ppl, gen, text_file, prompt_text = sys.argv[1:]
 fields = dict(zip(ppl.split()[0::2], ppl.split()[1::2]))
-generated = [int(t) for t in next(l for l in gen.splitlines() if l.startswith("generated:")).split()[1:]]
+lines = gen.splitlines()
+generated = [int(t) for t in next(l for l in lines if l.startswith("generated:")).split()[1:]]
 entry = {"name": name, "ppl": float(fields["ppl:"]), "mean_nll": float(fields["mean_nll:"]),
          "tokens_scored": int(fields["tokens_scored:"]), "greedy": generated}
 if options:
     entry["mkmodel"] = options
 else:
     entry["file"] = model
+if text_file:
+    all_ids = [int(t) for t in next(l for l in lines if l.startswith("ids:")).split()[1:]]
+    entry["text_file"] = text_file
+    entry["prompt_text"] = prompt_text
+    entry["prompt_ids"] = all_ids[:len(all_ids) - len(generated)]
 print(json.dumps(entry))
 EOF
 )")
@@ -79,6 +94,14 @@ for qtype in q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_m q4_k_m q5_k_m q6_k; do
   "$llb" quantize -m "$work/base_f16.gguf" -o "$file" --qtype "$qtype" -t 2 >/dev/null 2>&1
   measure "$qtype" "$file" ""
 done
+
+# Llama 3: perplexity over the opening of War and Peace (public domain; the
+# first 3000 bytes of ../shared/tokenizers/war_and_peace_1mb.txt, committed
+# as text.txt), greedy after a sentence of it.
+options="--dim 128 --layers 2 --heads 4 --kv-heads 2 --head-dim 64 --ffn 256 --ctx 512 --sharpen 4 --seed 1 --type q8_0 --rope-base 500000 --rope-freqs llama3 --vocab-from tests/data/tokenizers/llama3-vocab.gguf"
+# shellcheck disable=SC2086
+"$h2o" mkmodel $options -o "$work/llama3.gguf" 2>/dev/null
+measure llama3_vocab "$work/llama3.gguf" "$options" "$out/text.txt" "Well, Prince, so Genoa and Lucca are now just family estates of the"
 
 {
   echo "{"

@@ -1,16 +1,15 @@
 // Single-thread MatVec throughput of every kernel backend this CPU runs,
 // per weight type: y = W x for a 2048 x 2048 matrix, one DotRow per row
-// (what MatVec does on one thread; q8_0/q4_0 quantize x once per product
-// and use the integer dot_row_q8, as MatVec does), reported as weight bytes read per
-// second. The matrix is 16 MiB in f32 and 2.1 MiB in q4_0, so the small
-// types run from cache and show compute speed, the large ones approach
-// memory bandwidth. DotRow4096 repeats one 4096-element row that stays in
-// L1/L2: the kernel's compute speed alone. MatVecPool runs the public
-// MatVec (active backend) over a ThreadPool of 1 and 2 threads on a
-// 768 x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost
-// of the pool shows as the gap between the two, and ParallelForRoundTrip
-// times one call with empty work. MatMul2048x64 is one 64-token prefill
-// chunk through a 2048 x 2048 matrix on one thread.
+// (what MatVec does on one thread; the quantized types quantize x once per
+// product and use their integer dot, dot_row_q8 or dot_row_q8k, as MatVec
+// does), reported as weight bytes read per second. DotRowQ8_4096 is that
+// integer dot on one row that stays in cache. The matrix is 16 MiB in f32 and 2.1 MiB in q4_0, so
+// the small types run from cache and show compute speed, the large ones approach memory bandwidth.
+// DotRow4096 repeats one 4096-element row that stays in L1/L2: the kernel's compute speed alone.
+// MatVecPool runs the public MatVec (active backend) over a ThreadPool of 1 and 2 threads on a 768
+// x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost of the pool shows as the gap
+// between the two, and ParallelForRoundTrip times one call with empty work. MatMul2048x64 is one
+// 64-token prefill chunk through a 2048 x 2048 matrix on one thread.
 //
 //   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -56,11 +55,17 @@ void BM_MatVec(benchmark::State& state, const KernelTable* table, const Matrix* 
   const TypeKernels& tk = table->For(m->type);
   const size_t row_bytes = RowBytes(m->type, kCols);
   std::vector<BlockQ8Act> xq(kCols / 32);
+  std::vector<BlockQ8KAct> xqk(kCols / 256);
   for (auto _ : state) {
     if (tk.dot_row_q8 != nullptr) {
       table->quantize_act(x.data(), xq.data(), kCols);
       for (int64_t r = 0; r < kRows; ++r) {
         y[r] = tk.dot_row_q8(m->data.data() + r * row_bytes, xq.data(), kCols);
+      }
+    } else if (tk.dot_row_q8k != nullptr) {
+      table->quantize_act_k(x.data(), xqk.data(), kCols);
+      for (int64_t r = 0; r < kRows; ++r) {
+        y[r] = tk.dot_row_q8k(m->data.data() + r * row_bytes, xqk.data(), kCols);
       }
     } else {
       for (int64_t r = 0; r < kRows; ++r) {
@@ -150,6 +155,32 @@ void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType typ
                           static_cast<int64_t>(row.size()));
 }
 
+// The integer dot of one 4096-element row that stays in L1/L2 against a
+// quantized activation: the quantized types' decode kernel alone, without
+// memory traffic.
+void BM_DotRowQ8(benchmark::State& state, const KernelTable* table, TensorType type) {
+  constexpr int64_t kN = 4096;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(kN), x(kN);
+  for (float& v : values) v = dist(rng);
+  for (float& v : x) v = dist(rng);
+  std::vector<uint8_t> row(RowBytes(type, kN));
+  RefKernels().For(type).quantize_row(values.data(), row.data(), kN);
+  const TypeKernels& tk = table->For(type);
+  std::vector<BlockQ8Act> xq(kN / 32);
+  std::vector<BlockQ8KAct> xqk(kN / 256);
+  table->quantize_act(x.data(), xq.data(), kN);
+  table->quantize_act_k(x.data(), xqk.data(), kN);
+  for (auto _ : state) {
+    const float y = tk.dot_row_q8 != nullptr ? tk.dot_row_q8(row.data(), xq.data(), kN)
+                                             : tk.dot_row_q8k(row.data(), xqk.data(), kN);
+    benchmark::DoNotOptimize(y);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(row.size()));
+}
+
 }  // namespace
 }  // namespace h2o::kernels
 
@@ -159,10 +190,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static std::vector<Matrix> matrices;
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                          TensorType::kQ4_0}) {
-    matrices.push_back(MakeMatrix(type));
-  }
+  for (TensorType type : RunnableTypes()) matrices.push_back(MakeMatrix(type));
   for (const Matrix& m : matrices) {
     for (const KernelTable* table : AvailableKernels()) {
       const std::string name =
@@ -178,7 +206,16 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(name.c_str(), BM_DotRow, table, m.type);
     }
   }
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+  for (const Matrix& m : matrices) {
+    if (TraitsOf(m.type).block_size == 1) continue;
+    for (const KernelTable* table : AvailableKernels()) {
+      const std::string name =
+          std::string("DotRowQ8_4096/") + std::string(TraitsOf(m.type).name) + "/" + table->name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_DotRowQ8, table, m.type);
+    }
+  }
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0,
+                          TensorType::kQ4_K, TensorType::kQ6_K}) {
     for (int threads : {1, 2}) {
       const std::string name = std::string("MatVecPool768x2048/") +
                                std::string(TraitsOf(type).name) + "/threads:" +
@@ -188,7 +225,8 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
   }
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0,
+                          TensorType::kQ4_K, TensorType::kQ6_K}) {
     const std::string name = std::string("MatMul2048x64/") + std::string(TraitsOf(type).name);
     benchmark::RegisterBenchmark(name.c_str(), BM_MatMul64, type)->Unit(benchmark::kMillisecond);
   }

@@ -20,18 +20,18 @@ constexpr std::array<TypeRow, 40> kTypes = {{
     {"f32", 1, 4, true},          // 0
     {"f16", 1, 2, true},          // 1
     {"q4_0", 32, 18, true},       // 2: d, 16 bytes of nibbles
-    {"q4_1", 32, 20, false},      // 3: d, m, nibbles
+    {"q4_1", 32, 20, true},       // 3: d, m, nibbles
     {"q4_2", 0, 0, false},        // 4: retired
     {"q4_3", 0, 0, false},        // 5: retired
-    {"q5_0", 32, 22, false},      // 6: d, 4 bytes of high bits, nibbles
-    {"q5_1", 32, 24, false},      // 7: d, m, high bits, nibbles
+    {"q5_0", 32, 22, true},       // 6: d, 4 bytes of high bits, nibbles
+    {"q5_1", 32, 24, true},       // 7: d, m, high bits, nibbles
     {"q8_0", 32, 34, true},       // 8: d, 32 bytes
     {"q8_1", 32, 36, false},      // 9: d, s, 32 bytes
-    {"q2_K", kK, 84, false},      // 10: 16 scales, 64 qs, d, dmin
-    {"q3_K", kK, 110, false},     // 11: 32 hmask, 64 qs, 12 scales, d
-    {"q4_K", kK, 144, false},     // 12: d, dmin, 12 scales, 128 qs
-    {"q5_K", kK, 176, false},     // 13: d, dmin, 12 scales, 32 qh, 128 qs
-    {"q6_K", kK, 210, false},     // 14: 128 ql, 64 qh, 16 scales, d
+    {"q2_K", kK, 84, true},       // 10: 16 scales, 64 qs, d, dmin
+    {"q3_K", kK, 110, true},      // 11: 32 hmask, 64 qs, 12 scales, d
+    {"q4_K", kK, 144, true},      // 12: d, dmin, 12 scales, 128 qs
+    {"q5_K", kK, 176, true},      // 13: d, dmin, 12 scales, 32 qh, 128 qs
+    {"q6_K", kK, 210, true},      // 14: 128 ql, 64 qh, 16 scales, d
     {"q8_K", kK, 292, false},     // 15: float d, 256 qs, 16 int16 sums
     {"iq2_xxs", kK, 66, false},   // 16: d, 32 uint16
     {"iq2_xs", kK, 74, false},    // 17: d, 32 uint16, 8 scales
@@ -60,8 +60,10 @@ constexpr std::array<TypeRow, 40> kTypes = {{
 }};
 
 // Floats first (what users pick most), then the quantized types by id.
-constexpr std::array kRunnable = {TensorType::kF32, TensorType::kF16, TensorType::kBF16,
-                                  TensorType::kQ4_0, TensorType::kQ8_0};
+constexpr std::array kRunnable = {
+    TensorType::kF32,  TensorType::kF16,  TensorType::kBF16, TensorType::kQ4_0, TensorType::kQ4_1,
+    TensorType::kQ5_0, TensorType::kQ5_1, TensorType::kQ8_0, TensorType::kQ2_K, TensorType::kQ3_K,
+    TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K};
 
 constexpr bool RunnableListMatchesTable() {
   size_t runnable_rows = 0;

@@ -25,6 +25,22 @@ const TypeKernels& KernelTable::For(TensorType type) const {
       return q8_0;
     case TensorType::kQ4_0:
       return q4_0;
+    case TensorType::kQ4_1:
+      return q4_1;
+    case TensorType::kQ5_0:
+      return q5_0;
+    case TensorType::kQ5_1:
+      return q5_1;
+    case TensorType::kQ2_K:
+      return q2_k;
+    case TensorType::kQ3_K:
+      return q3_k;
+    case TensorType::kQ4_K:
+      return q4_k;
+    case TensorType::kQ5_K:
+      return q5_k;
+    case TensorType::kQ6_K:
+      return q6_k;
     default:
       break;
   }

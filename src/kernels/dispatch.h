@@ -20,15 +20,20 @@ namespace h2o::kernels {
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 using DotRowFn = float (*)(const void* row, const float* x, int64_t n);
-// Contracts of QuantizeActivation and DotRowQ8 in quant.h.
+// Contracts of QuantizeActivation(K) and DotRowQ8(K) in quant.h.
 using QuantizeActFn = void (*)(const float* x, BlockQ8Act* dst, int64_t n);
 using DotRowQ8Fn = float (*)(const void* row, const BlockQ8Act* x, int64_t n);
+using QuantizeActKFn = void (*)(const float* x, BlockQ8KAct* dst, int64_t n);
+using DotRowQ8KFn = float (*)(const void* row, const BlockQ8KAct* x, int64_t n);
 
+// At most one of the integer dots is set: dot_row_q8 for the 32-element
+// quantized types, dot_row_q8k for the K-quants, neither for the floats.
 struct TypeKernels {
   QuantizeRowFn quantize_row;
   DequantizeRowFn dequantize_row;
   DotRowFn dot_row;
-  DotRowQ8Fn dot_row_q8;  // nullptr for the float types
+  DotRowQ8Fn dot_row_q8 = nullptr;
+  DotRowQ8KFn dot_row_q8k = nullptr;
 };
 
 // Contracts as the functions of the same name in ops.h.
@@ -66,6 +71,14 @@ struct KernelTable {
   TypeKernels bf16;
   TypeKernels q8_0;
   TypeKernels q4_0;
+  TypeKernels q4_1;
+  TypeKernels q5_0;
+  TypeKernels q5_1;
+  TypeKernels q2_k;
+  TypeKernels q3_k;
+  TypeKernels q4_k;
+  TypeKernels q5_k;
+  TypeKernels q6_k;
   RmsNormFn rms_norm;
   RopeFn rope;
   SoftmaxFn softmax;
@@ -73,10 +86,11 @@ struct KernelTable {
   AxpyFn axpy;
   GemmF32Fn gemm_f32;
   QuantizeActFn quantize_act;
+  QuantizeActKFn quantize_act_k;
   KvRowKernels kv_f32;
   KvRowKernels kv_f16;
 
-  // The row kernels of `type`; type must be a supported TensorType (checked).
+  // The row kernels of `type`; type must be runnable (IsRunnable, checked).
   const TypeKernels& For(TensorType type) const;
   // The attention kernels for K/V rows of `type`: f32 or f16 (checked).
   const KvRowKernels& KvFor(TensorType type) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/status.h"
+#include "kernels/act_kinds.h"
 #include "kernels/dispatch.h"
 #include "kernels/matvec.h"
 #include "kernels/thread_pool.h"
@@ -10,21 +11,32 @@
 namespace h2o::kernels {
 namespace {
 
-constexpr int64_t kBlockFloats = sizeof(BlockQ8Act) / sizeof(float);
 // Float-path rows widened to f32 together (a multiple of the GEMM's row
 // block; small enough to stay in L1/L2 for the whole batch).
 constexpr int64_t kRowBlock = 8;
 
+// Floats of scratch that hold n_tokens rows of cols activations quantized
+// as Act (both block types are a whole number of floats).
+template <typename Act>
+int64_t ActScratchFloats(int64_t cols, int64_t n_tokens) {
+  static_assert(sizeof(Act) % sizeof(float) == 0);
+  return n_tokens * (cols / ActKind<Act>::kElems) *
+         static_cast<int64_t>(sizeof(Act) / sizeof(float));
+}
+
 // Integer-dot types: the whole batch quantized into scratch (viewed as
 // blocks: the caller's float buffer is only ever used as raw storage here),
 // rows split over the pool like MatVec, each row dotted with every token.
-void MatMulQ8(const TypeKernels& tk, const KernelTable& table, const uint8_t* base,
-              size_t row_bytes, int64_t rows, int64_t cols, const float* x, int64_t n_tokens,
-              float* y, float* scratch, ThreadPool* pool) {
-  const int64_t n_blocks = cols / 32;
-  auto* xq = reinterpret_cast<BlockQ8Act*>(scratch);
-  for (int64_t t = 0; t < n_tokens; ++t) table.quantize_act(x + t * cols, xq + t * n_blocks, cols);
-  const DotRowQ8Fn dot = tk.dot_row_q8;
+template <typename Act>
+void MatMulQuantized(const TypeKernels& tk, const KernelTable& table, const uint8_t* base,
+                     size_t row_bytes, int64_t rows, int64_t cols, const float* x, int64_t n_tokens,
+                     float* y, float* scratch, ThreadPool* pool) {
+  H2O_CHECK(cols % ActKind<Act>::kElems == 0);
+  const int64_t n_blocks = cols / ActKind<Act>::kElems;
+  auto* xq = reinterpret_cast<Act*>(scratch);
+  const auto quantize = ActKind<Act>::Quantize(table);
+  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * cols, xq + t * n_blocks, cols);
+  const auto dot = ActKind<Act>::Dot(tk);
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const uint8_t* wr = base + r * row_bytes;
@@ -41,8 +53,9 @@ void MatMulQ8(const TypeKernels& tk, const KernelTable& table, const uint8_t* ba
 }  // namespace
 
 int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
-  return std::max<int64_t>(std::max(1, n_threads) * kRowBlock * cols,
-                           n_tokens * (cols / 32) * kBlockFloats);
+  return std::max({std::max(1, n_threads) * kRowBlock * cols,
+                   ActScratchFloats<BlockQ8Act>(cols, n_tokens),
+                   ActScratchFloats<BlockQ8KAct>(cols, n_tokens)});
 }
 
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
@@ -57,8 +70,13 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
   const size_t row_bytes = RowBytes(type, cols);
   const auto* base = static_cast<const uint8_t*>(w);
   if (tk.dot_row_q8 != nullptr) {
-    H2O_CHECK(cols % 32 == 0);
-    MatMulQ8(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch, pool);
+    MatMulQuantized<BlockQ8Act>(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch,
+                                pool);
+    return;
+  }
+  if (tk.dot_row_q8k != nullptr) {
+    MatMulQuantized<BlockQ8KAct>(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch,
+                                 pool);
     return;
   }
   const GemmF32Fn gemm = table.gemm_f32;

@@ -20,9 +20,10 @@ int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads);
 // Each weight row is read from memory once for the whole batch, which is
 // what makes prefill faster per token than decode: a float-type row is
 // dotted with every token (f16/bf16 dequantized once first); for the
-// types with an integer dot (q8_0, q4_0) the batch is quantized once
-// (QuantizeActivation) and each row gets DotRowQ8 with every token, so the
-// result is bit-identical to n_tokens MatVec calls. For the float types it
+// quantized types, which all have an integer dot, the batch is quantized
+// once (QuantizeActivation or QuantizeActivationK, by ActivationFormat) and
+// each row gets DotRowQ8 or DotRowQ8K with every token, so the result is
+// bit-identical to n_tokens MatVec calls. For the float types it
 // equals them within float rounding. scratch: MatMulScratchFloats(cols,
 // n_tokens, pool threads) floats, owned by the caller, not shared with a
 // concurrent call. Rows are split over the pool (nullptr: the caller alone).

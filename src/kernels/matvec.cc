@@ -1,15 +1,16 @@
 // Float-dot weights (f32, f16, bf16) dot each row with x directly. Weights
-// with an integer dot (q8_0, q4_0; HasDotRowQ8) first quantize x once per
-// call into BlockQ8Act blocks, on the caller, then every row is an integer
-// dot with those blocks; the blocks live on the caller's stack up to
-// kStackCols columns (no heap traffic per token), in a thread-local buffer
-// that only grows beyond that. Workers only read them, and ParallelFor
-// returns after all workers are done, so the stack buffer outlives them.
+// with an integer dot (every quantized type; ActivationFormat) first
+// quantize x once per call into BlockQ8Act or BlockQ8KAct blocks, on the
+// caller, then every row is an integer dot with those blocks; the blocks live on the caller's stack
+// up to kStackCols columns (no heap traffic per token), in a thread-local buffer that only grows
+// beyond that. Workers only read them, and ParallelFor returns after all workers are done, so the
+// stack buffer outlives them.
 #include "kernels/matvec.h"
 
 #include <vector>
 
 #include "core/status.h"
+#include "kernels/act_kinds.h"
 #include "kernels/dispatch.h"
 #include "kernels/thread_pool.h"
 
@@ -31,6 +32,29 @@ void RunRows(int64_t rows, size_t row_bytes, ThreadPool* pool, Run& run) {
   }
 }
 
+// The integer-dot path for activation blocks of type Act.
+template <typename Act>
+void MatVecQuantized(const KernelTable& table, const TypeKernels& tk, const uint8_t* base,
+                     size_t row_bytes, int64_t rows, int64_t cols, const float* x, float* y,
+                     ThreadPool* pool) {
+  constexpr int64_t kElems = ActKind<Act>::kElems;
+  H2O_CHECK(cols % kElems == 0);
+  Act stack_blocks[kStackCols / kElems];
+  Act* xq = stack_blocks;
+  if (cols > kStackCols) {
+    thread_local std::vector<Act> wide;
+    if (wide.size() < static_cast<size_t>(cols / kElems))
+      wide.resize(static_cast<size_t>(cols / kElems));
+    xq = wide.data();
+  }
+  ActKind<Act>::Quantize(table)(x, xq, cols);
+  const auto dot = ActKind<Act>::Dot(tk);
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) y[r] = dot(base + r * row_bytes, xq, cols);
+  };
+  RunRows(rows, row_bytes, pool, run);
+}
+
 }  // namespace
 
 void MatVec(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x, float* y,
@@ -40,27 +64,17 @@ void MatVec(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
   const TypeKernels& tk = table.For(type);
   const size_t row_bytes = RowBytes(type, cols);
   const auto* base = static_cast<const uint8_t*>(w);
-  if (tk.dot_row_q8 == nullptr) {
+  if (tk.dot_row_q8 != nullptr) {
+    MatVecQuantized<BlockQ8Act>(table, tk, base, row_bytes, rows, cols, x, y, pool);
+  } else if (tk.dot_row_q8k != nullptr) {
+    MatVecQuantized<BlockQ8KAct>(table, tk, base, row_bytes, rows, cols, x, y, pool);
+  } else {
     const DotRowFn dot = tk.dot_row;
     auto run = [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) y[r] = dot(base + r * row_bytes, x, cols);
     };
     RunRows(rows, row_bytes, pool, run);
-    return;
   }
-  BlockQ8Act stack_blocks[kStackCols / 32];
-  BlockQ8Act* xq = stack_blocks;
-  if (cols > kStackCols) {
-    thread_local std::vector<BlockQ8Act> wide;
-    if (wide.size() < static_cast<size_t>(cols / 32)) wide.resize(static_cast<size_t>(cols / 32));
-    xq = wide.data();
-  }
-  table.quantize_act(x, xq, cols);
-  const DotRowQ8Fn dot = tk.dot_row_q8;
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) y[r] = dot(base + r * row_bytes, xq, cols);
-  };
-  RunRows(rows, row_bytes, pool, run);
 }
 
 }  // namespace h2o::kernels

@@ -17,23 +17,58 @@ void QuantizeRowF16(const float* src, void* dst, int64_t n);
 void QuantizeRowBF16(const float* src, void* dst, int64_t n);
 void QuantizeRowQ8_0(const float* src, void* dst, int64_t n);
 void QuantizeRowQ4_0(const float* src, void* dst, int64_t n);
+void QuantizeRowQ4_1(const float* src, void* dst, int64_t n);
+void QuantizeRowQ5_0(const float* src, void* dst, int64_t n);
+void QuantizeRowQ5_1(const float* src, void* dst, int64_t n);
+void QuantizeRowQ2_K(const float* src, void* dst, int64_t n);
+void QuantizeRowQ3_K(const float* src, void* dst, int64_t n);
+void QuantizeRowQ4_K(const float* src, void* dst, int64_t n);
+void QuantizeRowQ5_K(const float* src, void* dst, int64_t n);
+void QuantizeRowQ6_K(const float* src, void* dst, int64_t n);
 
 void DequantizeRowF32(const void* src, float* dst, int64_t n);
 void DequantizeRowF16(const void* src, float* dst, int64_t n);
 void DequantizeRowBF16(const void* src, float* dst, int64_t n);
 void DequantizeRowQ8_0(const void* src, float* dst, int64_t n);
 void DequantizeRowQ4_0(const void* src, float* dst, int64_t n);
+void DequantizeRowQ4_1(const void* src, float* dst, int64_t n);
+void DequantizeRowQ5_0(const void* src, float* dst, int64_t n);
+void DequantizeRowQ5_1(const void* src, float* dst, int64_t n);
+void DequantizeRowQ2_K(const void* src, float* dst, int64_t n);
+void DequantizeRowQ3_K(const void* src, float* dst, int64_t n);
+void DequantizeRowQ4_K(const void* src, float* dst, int64_t n);
+void DequantizeRowQ5_K(const void* src, float* dst, int64_t n);
+void DequantizeRowQ6_K(const void* src, float* dst, int64_t n);
 
 float DotRowF32(const void* row, const float* x, int64_t n);
 float DotRowF16(const void* row, const float* x, int64_t n);
 float DotRowBF16(const void* row, const float* x, int64_t n);
 float DotRowQ8_0(const void* row, const float* x, int64_t n);
 float DotRowQ4_0(const void* row, const float* x, int64_t n);
+float DotRowQ4_1(const void* row, const float* x, int64_t n);
+float DotRowQ5_0(const void* row, const float* x, int64_t n);
+float DotRowQ5_1(const void* row, const float* x, int64_t n);
+float DotRowQ2_K(const void* row, const float* x, int64_t n);
+float DotRowQ3_K(const void* row, const float* x, int64_t n);
+float DotRowQ4_K(const void* row, const float* x, int64_t n);
+float DotRowQ5_K(const void* row, const float* x, int64_t n);
+float DotRowQ6_K(const void* row, const float* x, int64_t n);
 
 // Exact int32 block sums, each scaled by d_w * d_x and added in order.
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
+float DotRowQ8Q4_1(const void* row, const BlockQ8Act* x, int64_t n);
+float DotRowQ8Q5_0(const void* row, const BlockQ8Act* x, int64_t n);
+float DotRowQ8Q5_1(const void* row, const BlockQ8Act* x, int64_t n);
+// The same per super-block (exact int32 sums of sc * code * q and of
+// m * q, scaled by d_w d_x and dmin_w d_x).
+void QuantizeActivationK(const float* x, BlockQ8KAct* dst, int64_t n);
+float DotRowQ8KQ2_K(const void* row, const BlockQ8KAct* x, int64_t n);
+float DotRowQ8KQ3_K(const void* row, const BlockQ8KAct* x, int64_t n);
+float DotRowQ8KQ4_K(const void* row, const BlockQ8KAct* x, int64_t n);
+float DotRowQ8KQ5_K(const void* row, const BlockQ8KAct* x, int64_t n);
+float DotRowQ8KQ6_K(const void* row, const BlockQ8KAct* x, int64_t n);
 
 void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);

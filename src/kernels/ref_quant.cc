@@ -1,11 +1,8 @@
 // Scalar reference row kernels: quantize, dequantize, dot.
 //
-// Dot products keep kLanes independent float partial sums (lane k takes
-// the elements i with i % kLanes == k, or the same positions inside a
-// block) and add them pairwise at the end. That shortens each rounding
-// chain by kLanes and is the order a SIMD backend naturally uses. The
-// quantized types sum a block in lanes, scale the block sum by d once, and
-// add the scaled sums in a float accumulator.
+// Dot products sum in lanes (ref_lanes.h); the quantized types sum a block
+// in lanes, scale the block sum by d once, and add the scaled sums in a
+// float accumulator.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,29 +10,9 @@
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 #include "kernels/ref.h"
+#include "kernels/ref_lanes.h"
 
 namespace h2o::kernels::ref {
-namespace {
-
-constexpr int kLanes = 8;
-
-float SumLanes(const float (&acc)[kLanes]) {
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-// sum_i load(row, i) * x[i] over kLanes partial sums.
-template <typename Load>
-float DotLanes(const Load& load, const float* x, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int k = 0; k < kLanes; ++k) acc[k] += load(i + k) * x[i + k];
-  }
-  for (int k = 0; i < n; ++i, ++k) acc[k] += load(i) * x[i];
-  return SumLanes(acc);
-}
-
-}  // namespace
 
 void QuantizeRowF32(const float* src, void* dst, int64_t n) {
   std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
@@ -176,21 +153,43 @@ float DotRowQ4_0(const void* row, const float* x, int64_t n) {
   return sum;
 }
 
+namespace {
+
+// The activation codes of x[0, kSize): d = max |x| / 127, then
+// round-to-nearest-even(x * (1 / d)) (0 when d is 0). Returns d.
+template <int kSize>
+float RoundToCodes(const float* x, int8_t (&qs)[kSize]) {
+  float amax = 0.0f;
+  for (int j = 0; j < kSize; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  // nearbyint: ties to even in the default rounding mode, as the SIMD
+  // backends' round instruction.
+  for (int j = 0; j < kSize; ++j) qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+  return d;
+}
+
+int32_t SumCodes(const int8_t* qs, int n) {
+  int32_t sum = 0;
+  for (int j = 0; j < n; ++j) sum += qs[j];
+  return sum;
+}
+
+}  // namespace
+
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    dst[b].d = d;
-    // nearbyint: ties to even in the default rounding mode, as the SIMD
-    // backends' round instruction.
-    int32_t sum = 0;
-    for (int j = 0; j < 32; ++j) {
-      dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
-      sum += dst[b].qs[j];
+    dst[b].d = RoundToCodes(x, dst[b].qs);
+    dst[b].sum = SumCodes(dst[b].qs, 32);
+  }
+}
+
+void QuantizeActivationK(const float* x, BlockQ8KAct* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 256; ++b, x += 256) {
+    dst[b].d = RoundToCodes(x, dst[b].qs);
+    for (int g = 0; g < 16; ++g) {
+      dst[b].bsums[g] = static_cast<int16_t>(SumCodes(dst[b].qs + 16 * g, 16));
     }
-    dst[b].sum = sum;
   }
 }
 

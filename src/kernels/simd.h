@@ -39,11 +39,23 @@ void ExpRow(const float* x, float* y, int64_t n);
 // bit-identical to the reference; 512-bit registers would not change its
 // cost).
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
-// The integer-dot entries, shared with the AVX-512 table (256-bit AVX2
-// integer code; AVX-512 VNNI would be the next step there).
+// The integer-dot entries (256-bit AVX2 integer code, which the AVX-512
+// table reuses; AVX-512 VNNI would be the next step there).
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
+// The row kernels of q4_1, q5_0, q5_1 (simd_avx2_quants.cc) and of the
+// K-quants with their activation quantizer (simd_avx2_kquants.cc);
+// quantize_row is the reference's.
+TypeKernels Q4_1Kernels();
+TypeKernels Q5_0Kernels();
+TypeKernels Q5_1Kernels();
+TypeKernels Q2_KKernels();
+TypeKernels Q3_KKernels();
+TypeKernels Q4_KKernels();
+TypeKernels Q5_KKernels();
+TypeKernels Q6_KKernels();
+void QuantizeActivationK(const float* x, BlockQ8KAct* dst, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);
 // The attention row kernels (attention_avx2.cc); head_dim rows of 64-128

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx2_common.h"
 #include "kernels/dispatch.h"
 #include "kernels/prefetch.h"
 #include "kernels/quant.h"
@@ -31,24 +32,10 @@ namespace {
 
 constexpr int64_t kWidth = 8;
 
-float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 double HorizontalSum(__m256d v) {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
   return _mm_cvtsd_f64(s);
-}
-
-float HorizontalMax(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_max_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 // Lanes [0, n) set, n in [0, 8].
@@ -81,8 +68,6 @@ __m256 Int8x8ToFloat(__m128i q) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32
 __m256 LoadQ8x8(const int8_t* q) {
   return Int8x8ToFloat(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
 }
-
-float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
 // sum_i w[i] x[i] where load(i) gives w[i, i+8) and load_tail(i, m) the
 // last m < 8 of them zero-padded; w, of Element type, is only prefetched.
@@ -191,45 +176,6 @@ __m256i DotQ8x32(const BlockQ8_0& block, const BlockQ8Act& x) {
                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs)));
 }
 
-// The 8 int32 lanes of four blocks reduced to one sum per block, in
-// block order: three hadds and one 128-bit add.
-__m128i BlockSums4(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
-  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));
-  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
-// sum over blocks of d_w d_x * (exact int32 block sum). Four blocks per
-// step: their lane sums are reduced to four int32 (exact) and scaled by
-// four d_w d_x at once, so the per-block float work is a quarter of a
-// convert and an FMA.
-template <typename Block, typename BlockDot>
-float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, BlockDot block_dot) {
-  const auto* blocks = static_cast<const Block*>(row);
-  const int64_t n_blocks = n / 32;
-  __m128 acc = _mm_setzero_ps();
-  int64_t b = 0;
-  for (; b + 4 <= n_blocks; b += 4) {
-    PrefetchAhead(blocks + b, 4 * sizeof(Block));
-    const __m128i sums = BlockSums4(block_dot(blocks[b], x[b]), block_dot(blocks[b + 1], x[b + 1]),
-                                    block_dot(blocks[b + 2], x[b + 2]),
-                                    block_dot(blocks[b + 3], x[b + 3]));
-    const __m128 d_w = _mm_cvtph_ps(_mm_setr_epi16(
-        static_cast<int16_t>(blocks[b].d), static_cast<int16_t>(blocks[b + 1].d),
-        static_cast<int16_t>(blocks[b + 2].d), static_cast<int16_t>(blocks[b + 3].d), 0, 0, 0, 0));
-    const __m128 d_x = _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d);
-    acc = _mm_fmadd_ps(_mm_mul_ps(d_w, d_x), _mm_cvtepi32_ps(sums), acc);
-  }
-  for (; b < n_blocks; ++b) {
-    const __m256i s = block_dot(blocks[b], x[b]);
-    const __m128i lanes = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    const __m128 d = _mm_set1_ps(HalfToFloat(blocks[b].d) * x[b].d);
-    acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(lanes), acc);
-  }
-  acc = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));
-  acc = _mm_add_ss(acc, _mm_movehdup_ps(acc));
-  return _mm_cvtss_f32(acc);
-}
-
 // exp(x) lane by lane: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7
 // polynomial (Cephes expf coefficients), 2^n applied as two power-of-two
 // factors so that results near overflow (n = 128) and in the subnormal
@@ -304,49 +250,27 @@ float DotRowQ4_0(const void* row, const float* x, int64_t n) {
 // Same arithmetic as the reference: d = amax / 127, id = 1 / d (0 when d
 // is 0), q = round-to-nearest-even(x * id), so the blocks are identical.
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n) {
-  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
-    const __m256 v0 = _mm256_loadu_ps(x);
-    const __m256 v1 = _mm256_loadu_ps(x + 8);
-    const __m256 v2 = _mm256_loadu_ps(x + 16);
-    const __m256 v3 = _mm256_loadu_ps(x + 24);
-    const __m256 m = _mm256_max_ps(
-        _mm256_max_ps(_mm256_and_ps(v0, abs_mask), _mm256_and_ps(v1, abs_mask)),
-        _mm256_max_ps(_mm256_and_ps(v2, abs_mask), _mm256_and_ps(v3, abs_mask)));
-    const float d = HorizontalMax(m) / 127.0f;
+    const float d = AbsMax32(x) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     dst[b].d = d;
-    const __m256 vid = _mm256_set1_ps(id);
-    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    const __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, vid), kRound));
-    const __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, vid), kRound));
-    const __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, vid), kRound));
-    const __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, vid), kRound));
-    // The packs work within 128-bit lanes, leaving the four-element groups
-    // in the order 0 2 4 6 1 3 5 7; one dword permute restores it.
-    const __m256i p16a = _mm256_packs_epi32(i0, i1);
-    const __m256i p16b = _mm256_packs_epi32(i2, i3);
-    const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
-    const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].qs), ordered);
-    // Sum of the 32 codes: |code| <= 127, so the int32 sums cannot overflow.
-    const __m256i sum16 = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum16), _mm256_extracti128_si256(sum16, 1));
-    s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 1));
-    dst[b].sum = _mm_cvtsi128_si32(s4);
+    const Codes32 c = RoundToCodes(x, id);
+    StoreCodes(c, dst[b].qs);
+    // |code| <= 127, so the int32 sums cannot overflow.
+    dst[b].sum = HorizontalSum(
+        _mm256_add_epi32(_mm256_add_epi32(c.v[0], c.v[1]), _mm256_add_epi32(c.v[2], c.v[3])));
   }
 }
 
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n) {
   // Lambdas, not function pointers: GCC does not inline a pointer passed
   // through the helper's own lambda.
-  return DotBlocksQ8<BlockQ8_0>(
+  return DotBlocksQ8<BlockQ8_0, false>(
       row, x, n, [](const BlockQ8_0& b, const BlockQ8Act& xb) { return DotQ8x32(b, xb); });
 }
 
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
-  return DotBlocksQ8<BlockQ4_0>(
+  return DotBlocksQ8<BlockQ4_0, false>(
       row, x, n, [](const BlockQ4_0& b, const BlockQ8Act& xb) { return DotQ4x32(b, xb); });
 }
 
@@ -495,13 +419,23 @@ namespace h2o::kernels {
 
 const KernelTable& Avx2Kernels() {
   // Quantization runs once per weight at conversion time: the reference's.
-  static constexpr KernelTable kAvx2 = {
+  // The quantized types' entries come from their own files, so the table is
+  // built at first use rather than at compile time.
+  static const KernelTable kAvx2 = {
       .name = "avx2",
-      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32, nullptr},
-      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16, nullptr},
-      .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16, nullptr},
+      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
+      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
+      .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16},
       .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0, avx2::DotRowQ8Q8_0},
       .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0, avx2::DotRowQ8Q4_0},
+      .q4_1 = avx2::Q4_1Kernels(),
+      .q5_0 = avx2::Q5_0Kernels(),
+      .q5_1 = avx2::Q5_1Kernels(),
+      .q2_k = avx2::Q2_KKernels(),
+      .q3_k = avx2::Q3_KKernels(),
+      .q4_k = avx2::Q4_KKernels(),
+      .q5_k = avx2::Q5_KKernels(),
+      .q6_k = avx2::Q6_KKernels(),
       .rms_norm = avx2::RmsNorm,
       .rope = avx2::RopeInPlace,
       .softmax = avx2::SoftmaxInPlace,
@@ -509,6 +443,7 @@ const KernelTable& Avx2Kernels() {
       .axpy = avx2::Axpy,
       .gemm_f32 = avx2::GemmF32,
       .quantize_act = avx2::QuantizeActivation,
+      .quantize_act_k = avx2::QuantizeActivationK,
       .kv_f32 = {avx2::ScoreRowsF32, avx2::WeightedSumRowsF32},
       .kv_f16 = {avx2::ScoreRowsF16, avx2::WeightedSumRowsF16},
   };

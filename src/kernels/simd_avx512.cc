@@ -308,23 +308,25 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
 namespace h2o::kernels {
 
 const KernelTable& Avx512Kernels() {
-  static constexpr KernelTable kAvx512 = {
-      .name = "avx512",
-      .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx512::DotRowF32, nullptr},
-      .f16 = {ref::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16, nullptr},
-      .bf16 = {ref::QuantizeRowBF16, avx512::DequantizeRowBF16, avx512::DotRowBF16, nullptr},
-      .q8_0 = {ref::QuantizeRowQ8_0, avx512::DequantizeRowQ8_0, avx512::DotRowQ8_0, avx2::DotRowQ8Q8_0},
-      .q4_0 = {ref::QuantizeRowQ4_0, avx512::DequantizeRowQ4_0, avx512::DotRowQ4_0, avx2::DotRowQ8Q4_0},
-      .rms_norm = avx512::RmsNorm,
-      .rope = avx2::RopeInPlace,
-      .softmax = avx512::SoftmaxInPlace,
-      .swiglu = avx512::SwiGluInPlace,
-      .axpy = avx512::Axpy,
-      .gemm_f32 = avx2::GemmF32,
-      .quantize_act = avx2::QuantizeActivation,
-      .kv_f32 = {avx2::ScoreRowsF32, avx2::WeightedSumRowsF32},
-      .kv_f16 = {avx2::ScoreRowsF16, avx2::WeightedSumRowsF16},
-  };
+  // The AVX2 table with the entries that 512-bit registers speed up
+  // replaced; everything else (the integer dots and every quantized type
+  // beyond q8_0/q4_0, RoPE, GEMM, attention rows) is the AVX2 code.
+  static const KernelTable kAvx512 = [] {
+    KernelTable t = Avx2Kernels();
+    t.name = "avx512";
+    t.f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx512::DotRowF32};
+    t.f16 = {ref::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16};
+    t.bf16 = {ref::QuantizeRowBF16, avx512::DequantizeRowBF16, avx512::DotRowBF16};
+    t.q8_0.dequantize_row = avx512::DequantizeRowQ8_0;
+    t.q8_0.dot_row = avx512::DotRowQ8_0;
+    t.q4_0.dequantize_row = avx512::DequantizeRowQ4_0;
+    t.q4_0.dot_row = avx512::DotRowQ4_0;
+    t.rms_norm = avx512::RmsNorm;
+    t.softmax = avx512::SoftmaxInPlace;
+    t.swiglu = avx512::SwiGluInPlace;
+    t.axpy = avx512::Axpy;
+    return t;
+  }();
   return kAvx512;
 }
 

@@ -47,7 +47,8 @@ TEST(WeightTypesCli, InspectListsTensorsOfTypesItCannotRun) {
   std::filesystem::remove(path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("general.architecture"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tensors of types h2o cannot run (2; it runs f32, f16, bf16, q4_0, q8_0):\n"
+  EXPECT_NE(r.out.find("tensors of types h2o cannot run (2; it runs f32, f16, bf16, q4_0, q4_1, "
+                       "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K):\n"
                        "  blk.0.attn_q.weight              iq4_nl\n"
                        "  extra.iq2                        iq2_xxs\n"),
             std::string::npos)

@@ -57,7 +57,8 @@ const Expected kGgmlTypes[] = {
     {39, "mxfp4", 32, 1 + 32 / 2},
 };
 
-const std::set<std::string> kRunnable = {"f32", "f16", "bf16", "q4_0", "q8_0"};
+const std::set<std::string> kRunnable = {"f32",  "f16",  "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
+                                         "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"};
 
 TEST(TensorTypeTest, EveryGgmlTypeHasItsBlockGeometry) {
   for (const Expected& e : kGgmlTypes) {
@@ -99,13 +100,14 @@ TEST(TensorTypeTest, RunnableTypesParseAndNothingElseDoes) {
 }
 
 TEST(TensorTypeTest, CheckRunnableNamesTensorTypeAndWhatRuns) {
-  EXPECT_TRUE(CheckRunnable("blk.0.attn_q.weight", TensorType::kQ4_0).ok());
+  EXPECT_TRUE(CheckRunnable("blk.0.attn_q.weight", TensorType::kQ4_K).ok());
   const Status s = CheckRunnable("blk.0.attn_q.weight", TensorType::kIQ2_XXS);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(),
             "tensor 'blk.0.attn_q.weight' has type iq2_xxs, which h2o cannot run (runs: f32, f16, "
-            "bf16, q4_0, q8_0)");
-  EXPECT_EQ(RunnableTypeNames(), "f32, f16, bf16, q4_0, q8_0");
+            "bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)");
+  EXPECT_EQ(RunnableTypeNames(),
+            "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K");
 }
 
 TEST(TensorTypeTest, RowBytesCountsWholeBlocks) {

@@ -84,8 +84,31 @@ TEST(DispatchTest, RefTableWiresEachTypeToItsKernels) {
   EXPECT_EQ(t.swiglu, &ref::SwiGluInPlace);
 }
 
-TEST(DispatchTest, UnsupportedTypeIsAnInvariantFailure) {
-  EXPECT_DEATH(RefKernels().For(static_cast<TensorType>(3)), "internal check failed");
+// Every runnable type has all its row kernels in every table, and exactly
+// the integer dot its activation format names.
+TEST(DispatchTest, EveryRunnableTypeHasKernelsInEveryTable) {
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : RunnableTypes()) {
+      const TypeKernels& tk = table->For(type);
+      const std::string where = std::string(table->name) + " " + std::string(TraitsOf(type).name);
+      EXPECT_NE(tk.quantize_row, nullptr) << where;
+      EXPECT_NE(tk.dequantize_row, nullptr) << where;
+      EXPECT_NE(tk.dot_row, nullptr) << where;
+      const bool quantized = TraitsOf(type).block_size > 1;
+      const bool super_block = TraitsOf(type).block_size == 256;
+      EXPECT_EQ(tk.dot_row_q8 != nullptr, quantized && !super_block) << where;
+      EXPECT_EQ(tk.dot_row_q8k != nullptr, super_block) << where;
+    }
+    EXPECT_NE(table->quantize_act, nullptr) << table->name;
+    EXPECT_NE(table->quantize_act_k, nullptr) << table->name;
+  }
+}
+
+// A type h2o cannot run (or an id GGML retired) never reaches a kernel:
+// asking for one is a broken invariant, not a user error.
+TEST(DispatchTest, TypeThatCannotRunIsAnInvariantFailure) {
+  EXPECT_DEATH(RefKernels().For(TensorType::kIQ2_XXS), "internal check failed");
+  EXPECT_DEATH(RefKernels().For(static_cast<TensorType>(4)), "internal check failed");
 }
 
 }  // namespace

@@ -59,8 +59,14 @@ TEST(DotRowTest, FloatTypesMatchDoubleReferenceOnOddSizes) {
 
 TEST(DotRowTest, QuantizedTypesMatchDoubleReference) {
   for (const KernelTable* table : AvailableKernels()) {
-    for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0}) {
+    for (TensorType type : testing::Q8Types()) {
       for (int64_t n : {32, 64, 96, 32 * 37, 4096 + 32, 11008}) {
+        CheckDot(*table, type, n, static_cast<uint32_t>(n), 1.0f);
+        CheckDot(*table, type, n, static_cast<uint32_t>(n) + 1, 1e-3f);
+      }
+    }
+    for (TensorType type : testing::KTypes()) {
+      for (int64_t n : {256, 512, 256 * 9, 2048, 5632}) {
         CheckDot(*table, type, n, static_cast<uint32_t>(n), 1.0f);
         CheckDot(*table, type, n, static_cast<uint32_t>(n) + 1, 1e-3f);
       }
@@ -69,11 +75,12 @@ TEST(DotRowTest, QuantizedTypesMatchDoubleReference) {
 }
 
 // With all products positive there is no cancellation, so the tolerance
-// above is a tight relative bound here: 1e-5 of the result at n = 4128.
+// above is a tight relative bound here: 1e-5 of the result at n = 4128
+// (4352 for the K-quants, whole super-blocks).
 TEST(DotRowTest, NoCancellationGivesSmallRelativeError) {
-  const int64_t n = 4096 + 32;
   for (const KernelTable* table : AvailableKernels()) {
     for (TensorType type : AllTypes()) {
+      const int64_t n = testing::WholeBlocks(type, 4096 + 32);
       const std::vector<float> w_values = RandomVector(n, 5, 0.5f, 1.0f);
       const std::vector<float> x = RandomVector(n, 6, 0.5f, 1.0f);
       const std::vector<uint8_t> row = StoreRow(type, w_values);

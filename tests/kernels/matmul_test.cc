@@ -10,6 +10,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/matvec.h"
 #include "kernels/quant.h"
+#include "kernels/test_util.h"
 #include "kernels/thread_pool.h"
 
 namespace h2o::kernels {
@@ -17,15 +18,16 @@ namespace {
 
 // A batch must equal the same rows applied token by token: the float types
 // reduce each row with the active float dot (f16/bf16 dequantized first in
-// the batch), so compare with a tolerance relative to sum |w x|; q8_0/q4_0
-// use the same integer dot on the same quantized x, so they are identical.
+// the batch), so compare with a tolerance relative to sum |w x|; the
+// quantized types use the same integer dot on the same quantized x, so they
+// are identical.
 TEST(MatMul, EqualsPerTokenMatVec) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                          TensorType::kQ4_0}) {
+  for (TensorType type : testing::AllTypes()) {
     for (int threads : {1, 2, 3}) {
-      const int64_t rows = 37, cols = 96, n = 5;
+      const int64_t rows = 37, n = 5;
+      const int64_t cols = TraitsOf(type).block_size == 256 ? 512 : 96;
       std::vector<float> wf(rows * cols), x(n * cols);
       for (float& v : wf) v = uni(rng);
       for (float& v : x) v = uni(rng);
@@ -46,7 +48,7 @@ TEST(MatMul, EqualsPerTokenMatVec) {
           for (int64_t i = 0; i < cols; ++i) magnitude += std::abs(double(deq[i]) * x[t * cols + i]);
           EXPECT_NEAR(y[t * rows + r], want[r], 1e-5 * magnitude + 1e-6)
               << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
-          if (HasDotRowQ8(type)) {
+          if (HasDotRowQ8(type) || HasDotRowQ8K(type)) {
             EXPECT_EQ(y[t * rows + r], want[r])
                 << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
           }

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -193,6 +195,226 @@ TEST(QuantTest, QuantizedRoundTripErrorIsBoundedByBlockScale) {
   }
 }
 
+// GGML's q4_1: d = (max - min) / 15, m = min, code = trunc((x - min) / d +
+// 0.5). x_j = min(j, 30) - 3 spans [-3, 27], so d = 2 and the code of
+// element j is (min(j, 30) + 1) / 2.
+TEST(QuantTest, Q4_1QuantizesLikeGgml) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(std::min(j, 30) - 3);
+  auto code = [](int j) { return (std::min(j, 30) + 1) / 2; };
+  for (const KernelTable* table : AvailableKernels()) {
+    BlockQ4_1 block;
+    table->q4_1.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x4000) << table->name;  // 2
+    EXPECT_EQ(block.m, 0xC200) << table->name;  // -3
+    EXPECT_EQ(block.qs[0], 0x80) << table->name;
+    EXPECT_EQ(block.qs[1], 0x91) << table->name;
+    EXPECT_EQ(block.qs[15], 0xF8) << table->name;
+    for (int j = 0; j < 16; ++j) {
+      EXPECT_EQ(block.qs[j], code(j) | code(j + 16) << 4) << table->name << " j=" << j;
+    }
+  }
+}
+
+// GGML's q5_1 with x_j = j - 3: range 31, so d = 1, m = -3 and code j; bit
+// 4 of codes 16..31 fills the top half of qh.
+TEST(QuantTest, Q5_1QuantizesLikeGgml) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 3);
+  for (const KernelTable* table : AvailableKernels()) {
+    BlockQ5_1 block;
+    table->q5_1.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x3C00) << table->name;
+    EXPECT_EQ(block.m, 0xC200) << table->name;
+    for (int j = 0; j < 16; ++j) EXPECT_EQ(block.qs[j], j | j << 4) << table->name << " j=" << j;
+    const uint8_t qh[4] = {0x00, 0x00, 0xFF, 0xFF};
+    EXPECT_EQ(std::memcmp(block.qh, qh, 4), 0) << table->name;
+  }
+}
+
+// GGML's q5_0: the signed extreme maps to code 0, d = extreme / -16, code =
+// trunc(x / d + 16.5) clamped to 31. x_j = j - 16 gives d = 1 and code j; a
+// positive extreme flips d.
+TEST(QuantTest, Q5_0QuantizesLikeGgml) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  for (const KernelTable* table : AvailableKernels()) {
+    BlockQ5_0 block;
+    table->q5_0.quantize_row(x.data(), &block, 32);
+    EXPECT_EQ(block.d, 0x3C00) << table->name;
+    for (int j = 0; j < 16; ++j) EXPECT_EQ(block.qs[j], j | j << 4) << table->name << " j=" << j;
+    const uint8_t qh[4] = {0x00, 0x00, 0xFF, 0xFF};
+    EXPECT_EQ(std::memcmp(block.qh, qh, 4), 0) << table->name;
+    // +16 is the extreme now (first of largest magnitude): d = -1, its code
+    // is 0, and -16 gets trunc(16 + 16.5) = 32, clamped to 31.
+    std::vector<float> y = x;
+    y[31] = 16.0f;
+    std::swap(y[0], y[31]);
+    table->q5_0.quantize_row(y.data(), &block, 32);
+    EXPECT_EQ(block.d, 0xBC00) << table->name;
+    EXPECT_EQ(block.qs[0] & 0x0F, 0) << table->name;
+    EXPECT_EQ(block.qh[0] & 1, 0) << table->name;
+    EXPECT_EQ(block.qs[15] >> 4, 15) << table->name;  // element 31 = -16 -> 31
+    EXPECT_EQ(block.qh[3] >> 7, 1) << table->name;
+  }
+}
+
+// The quantizers' documented guarantees (quant.h), per sub-block of the
+// data, with the stored super-block scales read from the block.
+struct KBounds {
+  int sub;       // elements per sub-block
+  int code_max;  // affine: codes 0..code_max; symmetric: half = code_max
+  bool affine;
+};
+
+KBounds BoundsOf(TensorType type) {
+  switch (type) {
+    case TensorType::kQ2_K:
+      return {16, 3, true};
+    case TensorType::kQ4_K:
+      return {32, 15, true};
+    case TensorType::kQ5_K:
+      return {32, 31, true};
+    case TensorType::kQ3_K:
+      return {16, 4, false};
+    default:
+      return {16, 32, false};  // q6_K
+  }
+}
+
+// d and dmin of super-block b.
+std::pair<double, double> SuperScales(TensorType type, const uint8_t* row, int64_t b) {
+  switch (type) {
+    case TensorType::kQ2_K: {
+      const auto& k = reinterpret_cast<const BlockQ2_K*>(row)[b];
+      return {F16ToF32(k.d), F16ToF32(k.dmin)};
+    }
+    case TensorType::kQ4_K: {
+      const auto& k = reinterpret_cast<const BlockQ4_K*>(row)[b];
+      return {F16ToF32(k.d), F16ToF32(k.dmin)};
+    }
+    case TensorType::kQ5_K: {
+      const auto& k = reinterpret_cast<const BlockQ5_K*>(row)[b];
+      return {F16ToF32(k.d), F16ToF32(k.dmin)};
+    }
+    case TensorType::kQ3_K:
+      return {F16ToF32(reinterpret_cast<const BlockQ3_K*>(row)[b].d), 0.0};
+    default:
+      return {F16ToF32(reinterpret_cast<const BlockQ6_K*>(row)[b].d), 0.0};
+  }
+}
+
+TEST(QuantTest, KQuantRoundTripErrorIsWithinTheDocumentedBound) {
+  const int64_t n = 256 * 12;
+  std::vector<float> x = ScaledRandom(n, 13);
+  for (int64_t i = 256; i < 512; ++i) x[i] = std::fabs(x[i]) + 0.5f;  // all positive: min 0
+  for (int64_t i = 512; i < 768; ++i) x[i] = -std::fabs(x[i]);        // all negative
+  std::fill(x.begin() + 768, x.begin() + 800, 0.0f);                  // zero sub-blocks
+  for (TensorType type : testing::KTypes()) {
+    const KBounds kb = BoundsOf(type);
+    for (const KernelTable* table : AvailableKernels()) {
+      std::vector<uint8_t> row(RowBytes(type, n));
+      table->For(type).quantize_row(x.data(), row.data(), n);
+      std::vector<float> y(n);
+      table->For(type).dequantize_row(row.data(), y.data(), n);
+      for (int64_t s = 0; s < n / kb.sub; ++s) {
+        const auto [d, dmin] = SuperScales(type, row.data(), s * kb.sub / 256);
+        double lo = 0.0, hi = -1e30, amax = 0.0, extreme = 0.0;
+        for (int64_t i = s * kb.sub; i < (s + 1) * kb.sub; ++i) {
+          lo = std::min(lo, double{x[i]});
+          hi = std::max(hi, double{x[i]});
+          if (std::fabs(x[i]) > amax) {
+            amax = std::fabs(x[i]);
+            extreme = x[i];
+          }
+        }
+        const double slack = 1e-6 * std::max(amax, std::fabs(lo) + dmin * 63);
+        for (int64_t i = s * kb.sub; i < (s + 1) * kb.sub; ++i) {
+          const double err = std::fabs(double{x[i]} - y[i]);
+          double bound;
+          if (kb.affine) {
+            // Half a step, the step at most (range + dmin) / code_max + d.
+            bound = 0.5 * ((hi - lo + dmin) / kb.code_max + d);
+          } else {
+            // A step at most amax / half + d; half of it on the extreme's side.
+            const double step = amax / kb.code_max + d;
+            bound = (x[i] * extreme >= 0 ? 0.5 : 1.0) * step;
+          }
+          ASSERT_LE(err, bound + slack) << table->name << " " << TypeName(type) << " i=" << i
+                                        << " x=" << x[i] << " y=" << y[i];
+        }
+      }
+      // The super-block scales are not inflated either: d covers the
+      // largest step need with one half-precision rounding up.
+      for (int64_t b = 0; b < n / 256; ++b) {
+        const auto [d, dmin] = SuperScales(type, row.data(), b);
+        double need = 0.0;
+        for (int64_t s = b * 256 / kb.sub; s < (b + 1) * 256 / kb.sub; ++s) {
+          double lo = 0.0, hi = -1e30, amax = 0.0;
+          for (int64_t i = s * kb.sub; i < (s + 1) * kb.sub; ++i) {
+            lo = std::min(lo, double{x[i]});
+            hi = std::max(hi, double{x[i]});
+            amax = std::max(amax, std::fabs(double{x[i]}));
+          }
+          need = std::max(need, kb.affine ? (hi - lo + dmin) / kb.code_max : amax / kb.code_max);
+        }
+        const int scale_max = type == TensorType::kQ6_K   ? 127
+                              : type == TensorType::kQ3_K ? 31
+                              : type == TensorType::kQ2_K ? 15
+                                                          : 63;
+        EXPECT_LE(d, need / scale_max * (1 + 0x1p-10) + 0x1p-24)
+            << table->name << " " << TypeName(type) << " block " << b;
+      }
+    }
+  }
+}
+
+TEST(QuantTest, LegacyRoundTripErrorIsBoundedByBlockScale) {
+  const int64_t n = 32 * 40;
+  const std::vector<float> x = ScaledRandom(n, 17);
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : {TensorType::kQ4_1, TensorType::kQ5_1, TensorType::kQ5_0}) {
+      std::vector<uint8_t> row(RowBytes(type, n));
+      table->For(type).quantize_row(x.data(), row.data(), n);
+      std::vector<float> y(n);
+      table->For(type).dequantize_row(row.data(), y.data(), n);
+      for (int64_t b = 0; b < n / 32; ++b) {
+        double lo = 1e30, hi = -1e30, amax = 0.0;
+        for (int j = 0; j < 32; ++j) {
+          lo = std::min(lo, double{x[b * 32 + j]});
+          hi = std::max(hi, double{x[b * 32 + j]});
+          amax = std::max(amax, std::fabs(double{x[b * 32 + j]}));
+        }
+        // Codes are chosen with the fp32 d (and min) and decoded with the
+        // stored halves, which moves each value by code * |d - d'| + |m - m'|.
+        double bound;
+        if (type == TensorType::kQ5_0) {
+          const double d = amax / 16;
+          const double d_stored =
+              std::fabs(F16ToF32(reinterpret_cast<const BlockQ5_0*>(row.data())[b].d));
+          bound = d + 16 * std::fabs(d - d_stored);  // the top code is clamped: up to one step
+        } else {
+          const int code_max = type == TensorType::kQ4_1 ? 15 : 31;
+          const uint16_t d_bits = type == TensorType::kQ4_1
+                                      ? reinterpret_cast<const BlockQ4_1*>(row.data())[b].d
+                                      : reinterpret_cast<const BlockQ5_1*>(row.data())[b].d;
+          const uint16_t m_bits = type == TensorType::kQ4_1
+                                      ? reinterpret_cast<const BlockQ4_1*>(row.data())[b].m
+                                      : reinterpret_cast<const BlockQ5_1*>(row.data())[b].m;
+          const double d = (hi - lo) / code_max;
+          bound = 0.5 * d + code_max * std::fabs(d - F16ToF32(d_bits)) +
+                  std::fabs(lo - F16ToF32(m_bits));
+        }
+        for (int j = 0; j < 32; ++j) {
+          const int64_t i = b * 32 + j;
+          ASSERT_LE(std::fabs(double{x[i]} - y[i]), bound + 1e-6 * amax)
+              << table->name << " " << TypeName(type) << " block=" << b << " j=" << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantTest, FloatRoundTripErrorIsHalfAnUlp) {
   const int64_t n = 1023;  // float types have no block constraint
   const std::vector<float> x = ScaledRandom(n, 11);
@@ -219,10 +441,10 @@ TEST(QuantTest, FloatRoundTripErrorIsHalfAnUlp) {
 }
 
 TEST(QuantTest, PublicFunctionsMatchTheActiveBackend) {
-  const int64_t n = 96;
-  const std::vector<float> x = ScaledRandom(n, 3);
   const KernelTable& active = ActiveKernels();
   for (TensorType type : AllTypes()) {
+    const int64_t n = testing::WholeBlocks(type, 96);
+    const std::vector<float> x = ScaledRandom(n, 3);
     std::vector<uint8_t> expected(RowBytes(type, n)), actual(RowBytes(type, n));
     active.For(type).quantize_row(x.data(), expected.data(), n);
     QuantizeRow(type, x.data(), actual.data(), n);

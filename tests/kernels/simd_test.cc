@@ -1,6 +1,7 @@
 // Every SIMD backend against the scalar reference, entry by entry, over
 // odd sizes (every n in 1..67, 4095, 4097 and seeded random ones for the
-// float types; every multiple of 32 up to 4128 for the quantized ones) and
+// float types; every whole number of blocks up to 4096 + one block for the
+// quantized ones) and
 // pointers one element off their allocation's alignment. Errors are
 // normalized by magnitudes (sum |w x| for dots) with tolerances derived
 // from FLT_EPSILON; conversions and RoPE must match bit for bit. Each
@@ -54,13 +55,14 @@ std::vector<int64_t> SizesFor(TensorType type) {
   const int64_t block = TraitsOf(type).block_size;
   if (block == 1) return FloatSizes();
   std::vector<int64_t> sizes;
-  for (int64_t n = 32; n <= 4128; n += 32) sizes.push_back(n);
+  for (int64_t n = block; n <= 4096 + block; n += block) sizes.push_back(n);
   return sizes;
 }
 
 // Byte offset that makes a row pointer "one element" off: one value for the
 // float types, one fp16 scale (2 bytes) for the block types, whose blocks
-// are 34 and 18 bytes and so already land at every alignment.
+// (18 to 292 bytes, most not a multiple of 4) already land at many
+// alignments.
 size_t ElementOffset(TensorType type) {
   return TraitsOf(type).block_size == 1 ? TraitsOf(type).block_bytes : sizeof(uint16_t);
 }

@@ -30,7 +30,7 @@ Result<Generation> GenerateUntil(Session& session, const Tokenizer& tokenizer,
   for (int32_t n = 0; n < options.max_tokens; ++n) {
     const std::span<const float> logits = session.last_logits();
     const int32_t id = sampler.Sample(logits);
-    if (id == tokenizer.eos_id()) {
+    if (tokenizer.IsEndOfGeneration(id)) {
       out.finish_reason = "stop";
       break;
     }

@@ -74,6 +74,8 @@ Result<Vocab> ReadVocab(const gguf::File& file) {
   H2O_ASSIGN_OR_RETURN(vocab.bos_id, ReadId(file, "tokenizer.ggml.bos_token_id", vocab.bos_id));
   H2O_ASSIGN_OR_RETURN(vocab.eos_id, ReadId(file, "tokenizer.ggml.eos_token_id", vocab.eos_id));
   H2O_ASSIGN_OR_RETURN(vocab.unk_id, ReadId(file, "tokenizer.ggml.unknown_token_id", vocab.unk_id));
+  H2O_ASSIGN_OR_RETURN(vocab.eot_id, ReadId(file, "tokenizer.ggml.eot_token_id", -1));
+  H2O_ASSIGN_OR_RETURN(vocab.eom_id, ReadId(file, "tokenizer.ggml.eom_token_id", -1));
   H2O_ASSIGN_OR_RETURN(vocab.add_bos,
                        file.GetBoolOr("tokenizer.ggml.add_bos_token", vocab.add_bos));
   H2O_ASSIGN_OR_RETURN(vocab.add_eos, file.GetBoolOr("tokenizer.ggml.add_eos_token", false));

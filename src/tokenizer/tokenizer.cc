@@ -1,6 +1,8 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <span>
+#include <string_view>
 #include <utility>
 
 #include "tokenizer/bpe_model.h"
@@ -53,6 +55,31 @@ std::string DecodedByteLevel(const std::string& piece, TokenType type) {
   return bytes;
 }
 
+// llama.cpp's list of end-of-generation spellings (llama-vocab.cpp,
+// special_eog_ids) for files that name only their EOS.
+std::vector<int32_t> EndOfGenerationIds(const Vocab& vocab) {
+  static constexpr std::string_view kEndSpellings[] = {
+      "<|eot_id|>", "<|im_end|>", "<|end|>",         "<|return|>",         "<|call|>",
+      "<|flush|>",  "<|calls|>",  "<end_of_turn>",   "<|endoftext|>",      "<|eom_id|>",
+      "<EOT>",      "_<EOT>",     "<|end_of_text|>", "<end_of_utterance>",
+  };
+  std::vector<int32_t> ids = {vocab.eos_id};
+  for (const int32_t id : {vocab.eot_id, vocab.eom_id}) {
+    if (id >= 0) ids.push_back(id);
+  }
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    if (vocab.types[id] != TokenType::kControl && vocab.types[id] != TokenType::kUserDefined) {
+      continue;
+    }
+    for (const std::string_view spelling : kEndSpellings) {
+      if (vocab.tokens[id] == spelling) ids.push_back(static_cast<int32_t>(id));
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::make_unique<const Vocab>(std::move(vocab))) {
@@ -64,12 +91,17 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::make_unique<const Vocab>(std::mo
     model_ = std::make_unique<const BpeModel>(*vocab_);
   }
   specials_ = std::make_unique<const SpecialTokenSplitter>(*vocab_);
+  end_of_generation_ = EndOfGenerationIds(*vocab_);
   decoded_.reserve(vocab_->tokens.size());
   for (size_t id = 0; id < vocab_->tokens.size(); ++id) {
     const std::string& piece = vocab_->tokens[id];
     const TokenType type = vocab_->types[id];
     decoded_.push_back(spm ? DecodedSentencePiece(piece, type) : DecodedByteLevel(piece, type));
   }
+}
+
+bool Tokenizer::IsEndOfGeneration(int32_t id) const {
+  return std::binary_search(end_of_generation_.begin(), end_of_generation_.end(), id);
 }
 
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;

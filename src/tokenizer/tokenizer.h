@@ -57,12 +57,19 @@ class Tokenizer {
   int32_t n_vocab() const { return static_cast<int32_t>(vocab_->tokens.size()); }
   int32_t bos_id() const { return vocab_->bos_id; }
   int32_t eos_id() const { return vocab_->eos_id; }
+  // Whether generation stops at `id`: EOS, the file's end-of-turn and
+  // end-of-message tokens, and the control tokens llama.cpp (b7847) treats
+  // as ends by their spelling ("<|eot_id|>", "<|im_end|>", "<end_of_turn>",
+  // "<|end_of_text|>", ...): a Llama 3 instruct file's EOS is <|eot_id|>,
+  // but its base model ends a text with <|end_of_text|>.
+  bool IsEndOfGeneration(int32_t id) const;
 
  private:
   std::unique_ptr<const Vocab> vocab_;
   std::unique_ptr<const TokenizerModel> model_;
   std::unique_ptr<const SpecialTokenSplitter> specials_;
-  std::vector<std::string> decoded_;  // what Decode writes for each id
+  std::vector<std::string> decoded_;        // what Decode writes for each id
+  std::vector<int32_t> end_of_generation_;  // sorted ids
 };
 
 }  // namespace h2o

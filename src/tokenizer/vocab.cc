@@ -66,6 +66,8 @@ Status ValidateVocab(const Vocab& vocab) {
   H2O_RETURN_IF_ERROR(CheckId("bos token id", vocab.bos_id, n));
   H2O_RETURN_IF_ERROR(CheckId("eos token id", vocab.eos_id, n));
   if (spm || vocab.unk_id != -1) H2O_RETURN_IF_ERROR(CheckId("unknown token id", vocab.unk_id, n));
+  if (vocab.eot_id != -1) H2O_RETURN_IF_ERROR(CheckId("eot token id", vocab.eot_id, n));
+  if (vocab.eom_id != -1) H2O_RETURN_IF_ERROR(CheckId("eom token id", vocab.eom_id, n));
   if (!spm) H2O_RETURN_IF_ERROR(ValidateByteLevelBpe(vocab));
   return Status::Ok();
 }

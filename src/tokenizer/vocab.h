@@ -41,6 +41,9 @@ struct Vocab {
   std::string pre = "default";
   std::vector<std::string> merges;
   int32_t bos_id = 1, eos_id = 2;
+  // End of turn and end of message (tokenizer.ggml.eot_token_id,
+  // eom_token_id): chat models stop there too; -1 when the file names none.
+  int32_t eot_id = -1, eom_id = -1;
   int32_t unk_id = 0;            // byte-level BPE: -1 when there is none
   bool add_bos = true;           // Encode(text, add_special) starts with bos_id
   bool add_eos = false;          // ... and ends with eos_id
@@ -52,7 +55,8 @@ inline constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";
 
 // Returns ok when the arrays are non-empty and of equal length, every type is
 // one of TokenType's values, every SentencePiece kByte token is spelled
-// "<0xXX>", bos/eos/unk ids are in range (unk may be -1 for byte-level BPE),
+// "<0xXX>", bos/eos/unk ids are in range (unk may be -1 for byte-level BPE,
+// eot and eom -1 in any),
 // and for byte-level BPE the pre-tokenizer is known and every merge is two
 // non-empty pieces separated by a space. Messages name the offending field;
 // callers add the file name.

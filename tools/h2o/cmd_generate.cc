@@ -75,7 +75,7 @@ int RunGenerate(const GenerateFlags& f) {
   int32_t n_generated = 0;
   for (; n_generated < f.n_predict; ++n_generated) {
     const int32_t id = sampler.Sample(session.last_logits());
-    if (!f.ignore_eos && tokenizer.ok() && id == tokenizer->eos_id()) break;
+    if (!f.ignore_eos && tokenizer.ok() && tokenizer->IsEndOfGeneration(id)) break;
     all.push_back(id);
     if (print_text) {
       std::fputs(tokenizer->TokenToPiece(id).c_str(), stdout);

@@ -19,6 +19,8 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 Result<const gguf::TensorInfo*> FindTensor(const gguf::File& file, const std::string& name) {
   const gguf::TensorInfo* t = file.FindTensor(name);
   if (t == nullptr) return Status::Error(fmt::format("missing tensor '{}'", name));
+  // The file may hold any GGML type (it opened); running needs kernels.
+  H2O_RETURN_IF_ERROR(CheckRunnable(t->name, t->type));
   return t;
 }
 

@@ -55,5 +55,18 @@ TEST(WeightTypesCli, InspectListsTensorsOfTypesItCannotRun) {
       << r.out;
 }
 
+// Running it names the file, the tensor and its type in one line.
+TEST(WeightTypesCli, RunningSuchAModelNamesTheTensorAndType) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "h2o_weight_types_cli_run.gguf").string();
+  WriteModelWithUnrunnableTensors(path);
+  const auto r = RunH2o("generate -m " + path + " -p hello -n 4");
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.exit_code, 1);
+  testing::ExpectOneErrorLine(r, path +
+                                     ": tensor 'blk.0.attn_q.weight' has type iq4_nl, "
+                                     "which h2o cannot run (runs: f32, f16, bf16, q4_0");
+}
+
 }  // namespace
 }  // namespace h2o

@@ -15,11 +15,12 @@ namespace {
 
 constexpr int64_t kPrefetchBytes = 1024;
 
-// Hints into L1 the 64-byte lines of the `bytes` bytes that start
-// kPrefetchBytes past `at`; prefetches never fault, so hinting past the end
-// of a row is harmless.
-[[maybe_unused]] void PrefetchAhead(const void* at, int64_t bytes) {
-  const char* ahead = static_cast<const char*>(at) + kPrefetchBytes;
+// Hints into L1 the 64-byte lines of the `bytes` bytes that start `ahead`
+// bytes past `at`; prefetches never fault, so hinting past the end of a row
+// is harmless.
+[[maybe_unused]] void PrefetchAhead(const void* at, int64_t bytes,
+                                    int64_t ahead_bytes = kPrefetchBytes) {
+  const char* ahead = static_cast<const char*>(at) + ahead_bytes;
   for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/dispatch.h"
+#include "kernels/prefetch.h"
 #include "kernels/quant.h"
 #include "kernels/ref.h"
 #include "kernels/simd.h"
@@ -50,14 +51,17 @@ float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 __m512d LowToDouble(__m512 v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 __m512d HighToDouble(__m512 v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
 
-template <typename Load, typename LoadTailFn>
-float DotFloats(Load load, LoadTailFn load_tail, const float* x, int64_t n) {
+// As avx2's DotFloats, hinting the weights ahead the same way (w, of
+// Element type, is only prefetched).
+template <typename Element, typename Load, typename LoadTailFn>
+float DotFloats(const Element* w, Load load, LoadTailFn load_tail, const float* x, int64_t n) {
   __m512 acc0 = _mm512_setzero_ps();
   __m512 acc1 = _mm512_setzero_ps();
   __m512 acc2 = _mm512_setzero_ps();
   __m512 acc3 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 4 * kWidth <= n; i += 4 * kWidth) {
+    PrefetchAhead(w + i, 4 * kWidth * sizeof(Element));
     acc0 = _mm512_fmadd_ps(load(i), _mm512_loadu_ps(x + i), acc0);
     acc1 = _mm512_fmadd_ps(load(i + 16), _mm512_loadu_ps(x + i + 16), acc1);
     acc2 = _mm512_fmadd_ps(load(i + 32), _mm512_loadu_ps(x + i + 32), acc2);
@@ -156,19 +160,19 @@ void ExpRow(const float* x, float* y, int64_t n) {
 
 float DotRowF32(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const float*>(row);
-  return DotFloats([w](int64_t i) { return _mm512_loadu_ps(w + i); },
+  return DotFloats(w, [w](int64_t i) { return _mm512_loadu_ps(w + i); },
                    [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
 }
 
 float DotRowF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats([w](int64_t i) { return HalvesToFloat(Load16(w + i)); },
+  return DotFloats(w, [w](int64_t i) { return HalvesToFloat(Load16(w + i)); },
                    [w](int64_t i, int64_t m) { return HalvesToFloat(Load16Tail(w + i, m)); }, x, n);
 }
 
 float DotRowBF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats([w](int64_t i) { return BrainToFloat(Load16(w + i)); },
+  return DotFloats(w, [w](int64_t i) { return BrainToFloat(Load16(w + i)); },
                    [w](int64_t i, int64_t m) { return BrainToFloat(Load16Tail(w + i, m)); }, x, n);
 }
 

@@ -136,8 +136,8 @@ static_assert(sizeof(BlockQ8Act) == 40 && sizeof(BlockQ8Act) % sizeof(float) == 
 // 256 elements with one d = max |x| / 127, codes rounded as above, and the
 // sums of the codes of each 16 elements (|sum| <= 2032), which carry the
 // mins and code offsets of every sub-block. One scale per super-block keeps
-// the whole super-block's dot an exact int32 sum (|sum| < 2^27 for every
-// K-quant), scaled once.
+// the whole super-block's dot an exact int32 sum (at most 256 * 32 * 127 *
+// 128 < 2^27 in magnitude, q6_K's worst case), scaled once.
 struct BlockQ8KAct {
   float d;
   int16_t bsums[16];

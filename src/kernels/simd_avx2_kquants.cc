@@ -7,8 +7,10 @@
 // integer dot of a chunk is maddubs(u, x) (pair sums <= 2 * 63 * 127 <
 // 2^15), madd with the chunk's scales (int16 per half-chunk), summed over
 // the chunks in int32; offsets and mins come from the activation's sums per
-// 16 in one madd each. Bounds: |sum| < 2^27 for every type, so the int32
-// lanes are exact; the super-block is then scaled once in float.
+// 16 in one madd each. Bounds: the sum over unsigned codes is at most
+// 256 * 63 * 127 * 128 < 2^28 in magnitude (q6_K) and the offset term
+// 32 * 128 * 2032 * 16 < 2^27, so the int32 lanes are exact; the
+// super-block is then scaled once in float.
 #include <immintrin.h>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Runtime kernel selection. Each backend (the scalar reference now; AVX2,
-// AVX-512 later) fills one KernelTable with functions of identical
+// Runtime kernel selection. Each backend (the scalar reference, AVX2,
+// AVX-512) fills one KernelTable with functions of identical
 // contracts; ActiveKernels() picks the best one the CPU supports once, at
 // first use. Setting the environment variable H2O_KERNELS=<name> (e.g.
 // "ref") forces a backend, which is how results are checked against the
@@ -65,7 +65,7 @@ struct KvRowKernels {
 };
 
 struct KernelTable {
-  const char* name;  // "ref", later "avx2", "avx512"
+  const char* name;  // "ref", "avx2", "avx512"
   TypeKernels f32;
   TypeKernels f16;
   TypeKernels bf16;
@@ -110,7 +110,7 @@ std::vector<const KernelTable*> AvailableKernels();
 const KernelTable& SelectKernels(const char* env_value);
 
 // What "auto" selects: the best available table except avx512, which is
-// opt-in until it has run on real hardware.
+// opt-in (see dispatch.cc).
 const KernelTable& DefaultKernels();
 
 // SelectKernels(getenv("H2O_KERNELS")), evaluated once (thread-safe static

@@ -137,15 +137,29 @@ void BM_MatMul64(benchmark::State& state, TensorType type) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kRows * kCols * kTokens);
 }
 
-void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
-  constexpr int64_t kN = 4096;
+// One seeded random row of kDotN values stored as `type`, and an x.
+constexpr int64_t kDotN = 4096;
+struct DotInputs {
+  std::vector<uint8_t> row;
+  std::vector<float> x;
+};
+
+DotInputs MakeDotInputs(TensorType type) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(kN), x(kN);
+  std::vector<float> values(kDotN);
+  DotInputs in{std::vector<uint8_t>(RowBytes(type, kDotN)), std::vector<float>(kDotN)};
   for (float& v : values) v = dist(rng);
-  for (float& v : x) v = dist(rng);
-  std::vector<uint8_t> row(RowBytes(type, kN));
-  RefKernels().For(type).quantize_row(values.data(), row.data(), kN);
+  for (float& v : in.x) v = dist(rng);
+  RefKernels().For(type).quantize_row(values.data(), in.row.data(), kDotN);
+  return in;
+}
+
+void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType type) {
+  constexpr int64_t kN = kDotN;
+  const DotInputs in = MakeDotInputs(type);
+  const std::vector<uint8_t>& row = in.row;
+  const std::vector<float>& x = in.x;
   const DotRowFn dot = table->For(type).dot_row;
   for (auto _ : state) {
     float y = dot(row.data(), x.data(), kN);
@@ -159,14 +173,10 @@ void BM_DotRow(benchmark::State& state, const KernelTable* table, TensorType typ
 // quantized activation: the quantized types' decode kernel alone, without
 // memory traffic.
 void BM_DotRowQ8(benchmark::State& state, const KernelTable* table, TensorType type) {
-  constexpr int64_t kN = 4096;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(kN), x(kN);
-  for (float& v : values) v = dist(rng);
-  for (float& v : x) v = dist(rng);
-  std::vector<uint8_t> row(RowBytes(type, kN));
-  RefKernels().For(type).quantize_row(values.data(), row.data(), kN);
+  constexpr int64_t kN = kDotN;
+  const DotInputs in = MakeDotInputs(type);
+  const std::vector<uint8_t>& row = in.row;
+  const std::vector<float>& x = in.x;
   const TypeKernels& tk = table->For(type);
   std::vector<BlockQ8Act> xq(kN / 32);
   std::vector<BlockQ8KAct> xqk(kN / 256);

@@ -98,6 +98,21 @@ void PackScales6(const int16_t (&scale)[8], const int16_t (&min)[8], uint8_t (&s
   }
 }
 
+// d, dmin and the 6-bit scales and mins: the part q4_K and q5_K share.
+template <typename Block, typename Ints>
+void UnpackSixBitHeader(const Block& b, Ints& u) {
+  u.d = F16ToF32(b.d);
+  u.dmin = F16ToF32(b.dmin);
+  UnpackScales6(b.scales, u.scale, u.min);
+}
+
+template <typename Ints, typename Block>
+void PackSixBitHeader(const Ints& u, Block& b) {
+  b.d = F32ToF16(u.d);
+  b.dmin = F32ToF16(u.dmin);
+  PackScales6(u.scale, u.min, b.scales);
+}
+
 }  // namespace
 
 template <>
@@ -196,17 +211,13 @@ void FormatQ3_K::Pack(const Ints& u, Block& b) {
 
 template <>
 void FormatQ4_K::Unpack(const Block& b, Ints& u) {
-  u.d = F16ToF32(b.d);
-  u.dmin = F16ToF32(b.dmin);
-  UnpackScales6(b.scales, u.scale, u.min);
+  UnpackSixBitHeader(b, u);
   for (int e = 0; e < 256; ++e) u.code[e] = static_cast<int8_t>(Field<4>(b.qs, e));
 }
 
 template <>
 void FormatQ4_K::Pack(const Ints& u, Block& b) {
-  b.d = F32ToF16(u.d);
-  b.dmin = F32ToF16(u.dmin);
-  PackScales6(u.scale, u.min, b.scales);
+  PackSixBitHeader(u, b);
   int q[256];
   StoredCodes(u, 0, q);
   PackField<4>(q, 0, b.qs);
@@ -214,18 +225,14 @@ void FormatQ4_K::Pack(const Ints& u, Block& b) {
 
 template <>
 void FormatQ5_K::Unpack(const Block& b, Ints& u) {
-  u.d = F16ToF32(b.d);
-  u.dmin = F16ToF32(b.dmin);
-  UnpackScales6(b.scales, u.scale, u.min);
+  UnpackSixBitHeader(b, u);
   for (int e = 0; e < 256; ++e)
     u.code[e] = static_cast<int8_t>(Field<4>(b.qs, e) + 16 * Field<1>(b.qh, e));
 }
 
 template <>
 void FormatQ5_K::Pack(const Ints& u, Block& b) {
-  b.d = F32ToF16(u.d);
-  b.dmin = F32ToF16(u.dmin);
-  PackScales6(u.scale, u.min, b.scales);
+  PackSixBitHeader(u, b);
   int q[256];
   StoredCodes(u, 0, q);
   PackField<4>(q, 0, b.qs);

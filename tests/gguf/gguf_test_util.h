@@ -49,9 +49,12 @@ inline void WriteBytes(const std::string& path, const std::vector<uint8_t>& byte
 // Little-endian GGUF primitives, appended in call order.
 class Bytes {
  public:
+  // resize + memcpy rather than insert: GCC 12 warns (-Wstringop-overflow,
+  // a false positive) on an inlined insert into an empty vector.
   Bytes& Raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    v_.insert(v_.end(), b, b + n);
+    const size_t old = v_.size();
+    v_.resize(old + n);
+    if (n > 0) std::memcpy(v_.data() + old, p, n);
     return *this;
   }
   Bytes& U8(uint8_t x) { return Raw(&x, 1); }

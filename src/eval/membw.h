@@ -1,6 +1,8 @@
 // Main-memory read bandwidth, measured the way decode reads weights: every
-// thread streams through its own contiguous part of one large buffer with a
-// vectorizable reduction. It is the numerator of the decode roofline
+// thread streams through its own contiguous part of one large buffer, with
+// a plain vectorizable reduction and with the active kernel backend's f32
+// dot (its SIMD loads and prefetching), the faster counting. It is the
+// numerator of the decode roofline
 // (tok/s <= bandwidth / bytes read per token) that `h2o bench` reports.
 #pragma once
 
@@ -16,10 +18,10 @@ struct MemBwOptions {
 };
 
 // Allocates and fills the buffer (untimed, each thread touching its own part
-// first), then times `passes` parallel read passes and returns the best one
-// in GB/s (1e9 bytes per second): a positive, finite number. Takes roughly
-// buffer_bytes * (passes + 2) / bandwidth (about 0.5 s for the defaults on a
-// 10 GB/s machine). Thread-safe; allocates buffer_bytes for the duration.
+// first), then times `passes` parallel read passes of each reader and
+// returns the best one in GB/s (1e9 bytes per second): a positive, finite
+// number. Takes roughly buffer_bytes * (2 passes + 2) / bandwidth (about 1 s
+// for the defaults on a 10 GB/s machine). Thread-safe; allocates buffer_bytes for the duration.
 double MeasureMemoryBandwidthGbps(const MemBwOptions& options);
 
 }  // namespace h2o

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "kernels/ops.h"
@@ -41,7 +42,13 @@ struct HParams {
   float yarn_beta_fast = 32.0f;
   float yarn_beta_slow = 1.0f;
 
+  // Per layer: 0 for attention over the whole sequence, W for a sliding
+  // window (the query and the W - 1 positions before it: Gemma 3's local
+  // layers). Empty: every layer is global.
+  std::vector<int32_t> layer_window;
+
   int32_t n_group() const { return n_head / n_head_kv; }  // query heads per KV head
+  int32_t window(int32_t layer) const { return layer_window.empty() ? 0 : layer_window[layer]; }
   int32_t kv_dim() const { return n_head_kv * head_dim; }
   int32_t q_dim() const { return n_head * head_dim; }
 };

@@ -1,5 +1,5 @@
 // Helpers shared by the AVX2-compiled kernel files (simd_avx2.cc and the
-// quantized-type files beside it). Internal linkage on purpose: those files
+// quantized-type, norm and activation files beside it). Internal linkage on purpose: those files
 // may not odr-use inline functions from headers (see simd_avx2.cc), and only
 // they may include this (it needs -mavx2 -mfma -mf16c).
 #pragma once
@@ -28,6 +28,12 @@ namespace {
   return _mm_cvtss_f32(s);
 }
 
+[[maybe_unused]] double HorizontalSum(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+  return _mm_cvtsd_f64(s);
+}
+
 [[maybe_unused]] int32_t HorizontalSum(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
@@ -36,6 +42,52 @@ namespace {
 }
 
 [[maybe_unused]] float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
+
+// Lanes [0, n) set, n in [0, 8].
+[[maybe_unused]] __m256i TailMask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The first n floats of p, zeros after; reads nothing past p + n.
+[[maybe_unused]] __m256 LoadTail(const float* p, int64_t n) {
+  return _mm256_maskload_ps(p, TailMask(n));
+}
+[[maybe_unused]] void StoreTail(float* p, __m256 v, int64_t n) {
+  _mm256_maskstore_ps(p, TailMask(n), v);
+}
+
+// exp(x) lane by lane: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7
+// polynomial (Cephes expf coefficients), 2^n applied as two power-of-two
+// factors so that results near overflow (n = 128) and in the subnormal
+// range come out right. x is clamped to [-104, 89] first: below, the
+// result rounds to 0 anyway (-inf gives 0); above, it overflows to inf.
+// NaN stays NaN (max/min return their second operand on NaN).
+[[maybe_unused]] __m256 Exp(__m256 x) {
+  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
+  x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // ln2 = 0.693359375 - 2.12194440e-4; n * 0.693359375 is exact.
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(r, r), p, r);
+  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  // n in [-150, 128] -> halves in [-75, 64], both normal powers of two.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 scale1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 scale2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, scale1), scale2);
+}
 
 // max |x[i]| over 32 floats.
 [[maybe_unused]] float AbsMax32(const float* x) {

@@ -38,10 +38,15 @@ struct TypeKernels {
 
 // Contracts as the functions of the same name in ops.h.
 using RmsNormFn = void (*)(const float* x, const float* weight, float* out, int64_t n, float eps);
+using LayerNormFn = void (*)(const float* x, const float* weight, const float* bias, float* out,
+                             int64_t n, float eps);
 using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, int64_t pos,
                         const RopeParams& rope);
 using SoftmaxFn = void (*)(float* x, int64_t n);
 using SwiGluFn = void (*)(float* gate, const float* up, int64_t n);
+using GeGluFn = void (*)(float* gate, const float* up, int64_t n);
+using GeluFn = void (*)(float* x, int64_t n);
+using SoftcapFn = void (*)(float* x, int64_t n, float cap);
 using AxpyFn = void (*)(float a, const float* x, float* y, int64_t n);
 // y[t * ldy + r] = dot(w row r, x row t) for n_rows rows of w ([n_rows][cols])
 // and n_tokens rows of x ([n_tokens][cols]).
@@ -80,9 +85,13 @@ struct KernelTable {
   TypeKernels q5_k;
   TypeKernels q6_k;
   RmsNormFn rms_norm;
+  LayerNormFn layer_norm;
   RopeFn rope;
   SoftmaxFn softmax;
   SwiGluFn swiglu;
+  GeGluFn geglu;
+  GeluFn gelu;
+  SoftcapFn softcap;
   AxpyFn axpy;
   GemmF32Fn gemm_f32;
   QuantizeActFn quantize_act;

@@ -71,9 +71,14 @@ float DotRowQ8KQ5_K(const void* row, const BlockQ8KAct* x, int64_t n);
 float DotRowQ8KQ6_K(const void* row, const BlockQ8KAct* x, int64_t n);
 
 void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
+void LayerNorm(const float* x, const float* weight, const float* bias, float* out, int64_t n,
+               float eps);
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGluInPlace(float* gate, const float* up, int64_t n);
+void GeGluInPlace(float* gate, const float* up, int64_t n);
+void GeluInPlace(float* x, int64_t n);
+void SoftcapInPlace(float* x, int64_t n, float cap);
 void Axpy(float a, const float* x, float* y, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);

@@ -1,19 +1,13 @@
-// Scalar reference versions of the per-vector operations. Reductions over a
-// whole vector (sum of squares, softmax normalizer) accumulate in double:
-// they run once per vector, so the precision is free here.
+// Scalar reference versions of the per-vector operations (the norms and
+// the GELU family are in ref_norm_act.cc). Reductions over a whole vector
+// (the softmax normalizer) accumulate in double: they run once per vector,
+// so the precision is free here.
 #include <algorithm>
 #include <cmath>
 
 #include "kernels/ref.h"
 
 namespace h2o::kernels::ref {
-
-void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
-  double sum_sq = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
-  const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps));
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
-}
 
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope) {
   const int64_t half = rope.n_rot / 2;

@@ -29,12 +29,22 @@ const KernelTable& Avx2Kernels();
 const KernelTable& Avx512Kernels();
 
 // y[i] = exp(x[i]) for i in [0, n), with the vectorized approximation that
-// SoftmaxInPlace and SwiGluInPlace of each backend use: at most about 1 ulp
+// SoftmaxInPlace, SwiGluInPlace and the GELU family of each backend use: at most about 1 ulp
 // (relative error < 2e-7) over the whole float range, exact 0 below
 // -103.97 (and for -inf), inf above 88.72. y may alias x. Exposed so the
 // tests can measure its accuracy; same requirements as the tables.
 namespace avx2 {
 void ExpRow(const float* x, float* y, int64_t n);
+// The norms (simd_avx2_norm.cc) and the tanh-based activations
+// (simd_avx2_act.cc). The AVX-512 table reuses all but RmsNorm: one pass
+// over n_embd or n_ff floats per token is bound by memory, not by the
+// register width.
+void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
+void LayerNorm(const float* x, const float* weight, const float* bias, float* out, int64_t n,
+               float eps);
+void GeluInPlace(float* x, int64_t n);
+void GeGluInPlace(float* gate, const float* up, int64_t n);
+void SoftcapInPlace(float* x, int64_t n, float cap);
 // Also the AVX-512 table's RoPE (rope_avx2.cc: double-precision rotation,
 // bit-identical to the reference; 512-bit registers would not change its
 // cost).

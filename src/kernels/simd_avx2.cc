@@ -15,7 +15,6 @@
 // several independent accumulators; the quantized ones convert int8 -> f32
 // in registers, multiply with x, and scale the block sum by d once.
 #include <immintrin.h>
-#include <math.h>
 
 #include <cstdint>
 #include <cstring>
@@ -31,22 +30,6 @@ namespace h2o::kernels::avx2 {
 namespace {
 
 constexpr int64_t kWidth = 8;
-
-double HorizontalSum(__m256d v) {
-  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
-  return _mm_cvtsd_f64(s);
-}
-
-// Lanes [0, n) set, n in [0, 8].
-__m256i TailMask(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// The first n floats of p, zeros after; reads nothing past p + n.
-__m256 LoadTail(const float* p, int64_t n) { return _mm256_maskload_ps(p, TailMask(n)); }
-void StoreTail(float* p, __m256 v, int64_t n) { _mm256_maskstore_ps(p, TailMask(n), v); }
 
 __m256 LoadF16(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -176,38 +159,6 @@ __m256i DotQ8x32(const BlockQ8_0& block, const BlockQ8Act& x) {
                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs)));
 }
 
-// exp(x) lane by lane: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7
-// polynomial (Cephes expf coefficients), 2^n applied as two power-of-two
-// factors so that results near overflow (n = 128) and in the subnormal
-// range come out right. x is clamped to [-104, 89] first: below, the
-// result rounds to 0 anyway (-inf gives 0); above, it overflows to inf.
-// NaN stays NaN (max/min return their second operand on NaN).
-__m256 Exp(__m256 x) {
-  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
-  x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // ln2 = 0.693359375 - 2.12194440e-4; n * 0.693359375 is exact.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(_mm256_mul_ps(r, r), p, r);
-  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
-  // n in [-150, 128] -> halves in [-75, 64], both normal powers of two.
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i n1 = _mm256_srai_epi32(ni, 1);
-  const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 scale1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 scale2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, scale1), scale2);
-}
-
 // Four floats widened to doubles.
 __m256d Widen(__m128 v) { return _mm256_cvtps_pd(v); }
 
@@ -309,47 +260,6 @@ void DequantizeRowQ4_0(const void* src, float* dst, int64_t n) {
 
 // --- Vector operations ---
 
-// Sum of squares in double like the reference (4 lanes per register, 4
-// registers); the output is (x * scale) * weight, in the reference's order.
-void RmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
-  __m256d acc0 = _mm256_setzero_pd();
-  __m256d acc1 = _mm256_setzero_pd();
-  __m256d acc2 = _mm256_setzero_pd();
-  __m256d acc3 = _mm256_setzero_pd();
-  int64_t i = 0;
-  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
-    const __m256 a = _mm256_loadu_ps(x + i);
-    const __m256 b = _mm256_loadu_ps(x + i + 8);
-    const __m256d a0 = Widen(_mm256_castps256_ps128(a)), a1 = Widen(_mm256_extractf128_ps(a, 1));
-    const __m256d b0 = Widen(_mm256_castps256_ps128(b)), b1 = Widen(_mm256_extractf128_ps(b, 1));
-    acc0 = _mm256_fmadd_pd(a0, a0, acc0);
-    acc1 = _mm256_fmadd_pd(a1, a1, acc1);
-    acc2 = _mm256_fmadd_pd(b0, b0, acc2);
-    acc3 = _mm256_fmadd_pd(b1, b1, acc3);
-  }
-  for (; i < n; i += kWidth) {
-    const __m256 a = LoadTail(x + i, n - i < kWidth ? n - i : kWidth);
-    const __m256d a0 = Widen(_mm256_castps256_ps128(a)), a1 = Widen(_mm256_extractf128_ps(a, 1));
-    acc0 = _mm256_fmadd_pd(a0, a0, acc0);
-    acc1 = _mm256_fmadd_pd(a1, a1, acc1);
-  }
-  const double sum_sq =
-      HorizontalSum(_mm256_add_pd(_mm256_add_pd(acc0, acc1), _mm256_add_pd(acc2, acc3)));
-  const __m256 scale =
-      _mm256_set1_ps(static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(n) + eps)));
-  i = 0;
-  for (; i + kWidth <= n; i += kWidth) {
-    const __m256 y =
-        _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), scale), _mm256_loadu_ps(weight + i));
-    _mm256_storeu_ps(out + i, y);
-  }
-  if (i < n) {
-    const int64_t m = n - i;
-    StoreTail(out + i,
-              _mm256_mul_ps(_mm256_mul_ps(LoadTail(x + i, m), scale), LoadTail(weight + i, m)), m);
-  }
-}
-
 // Max, then exp(x - max) stored and summed in double (as the reference),
 // then one multiply by the float reciprocal.
 void SoftmaxInPlace(float* x, int64_t n) {
@@ -437,9 +347,13 @@ const KernelTable& Avx2Kernels() {
       .q5_k = avx2::Q5_KKernels(),
       .q6_k = avx2::Q6_KKernels(),
       .rms_norm = avx2::RmsNorm,
+      .layer_norm = avx2::LayerNorm,
       .rope = avx2::RopeInPlace,
       .softmax = avx2::SoftmaxInPlace,
       .swiglu = avx2::SwiGluInPlace,
+      .geglu = avx2::GeGluInPlace,
+      .gelu = avx2::GeluInPlace,
+      .softcap = avx2::SoftcapInPlace,
       .axpy = avx2::Axpy,
       .gemm_f32 = avx2::GemmF32,
       .quantize_act = avx2::QuantizeActivation,

@@ -82,6 +82,10 @@ TEST(DispatchTest, RefTableWiresEachTypeToItsKernels) {
   EXPECT_EQ(t.rope, &ref::RopeInPlace);
   EXPECT_EQ(t.softmax, &ref::SoftmaxInPlace);
   EXPECT_EQ(t.swiglu, &ref::SwiGluInPlace);
+  EXPECT_EQ(t.layer_norm, &ref::LayerNorm);
+  EXPECT_EQ(t.geglu, &ref::GeGluInPlace);
+  EXPECT_EQ(t.gelu, &ref::GeluInPlace);
+  EXPECT_EQ(t.softcap, &ref::SoftcapInPlace);
 }
 
 // Every runnable type has all its row kernels in every table, and exactly
@@ -101,6 +105,10 @@ TEST(DispatchTest, EveryRunnableTypeHasKernelsInEveryTable) {
     }
     EXPECT_NE(table->quantize_act, nullptr) << table->name;
     EXPECT_NE(table->quantize_act_k, nullptr) << table->name;
+    EXPECT_NE(table->layer_norm, nullptr) << table->name;
+    EXPECT_NE(table->geglu, nullptr) << table->name;
+    EXPECT_NE(table->gelu, nullptr) << table->name;
+    EXPECT_NE(table->softcap, nullptr) << table->name;
   }
 }
 

@@ -49,7 +49,7 @@ void BM_AttendGroup(benchmark::State& state, TensorType kv_type, int32_t n_slots
   outputs.probs = probs.data();
   outputs.score_accum = scores.data();
   for (auto _ : state) {
-    AttendGroup(q.data(), n_group, slots, n_slots - 1, 0.125f, outputs);
+    AttendGroup(q.data(), n_group, slots, n_slots - 1, /*window=*/0, 0.125f, outputs);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }

@@ -21,7 +21,7 @@ struct KvSlots {
   const void* v_spill = nullptr;  // [n_slots - n_home][head_dim] of v_type
   TensorType k_type = TensorType::kF32;
   TensorType v_type = TensorType::kF32;
-  const int32_t* pos = nullptr;   // [n_slots]; < 0 marks an empty slot
+  const int32_t* pos = nullptr;  // [n_slots]; < 0 marks an empty slot
   int32_t n_slots = 0;
   int32_t n_home = 0;
   int32_t head_dim = 0;
@@ -45,11 +45,15 @@ struct GroupAttentionOutputs {
 };
 
 // Causal softmax attention of n_group queries (q: [n_group][head_dim], RoPE
-// applied, all at position query_pos) over the slots whose position is in
-// [0, query_pos]; empty and future slots get probability 0. Each run of
-// visible slots is read once for the whole group (GQA). Requires at
-// least one slot in range. Thread-safe for distinct outputs.
-void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos, float scale,
-                 const GroupAttentionOutputs& outputs);
+// applied, all at position query_pos) over the visible slots: position p
+// with 0 <= p <= query_pos and, when window > 0, query_pos - p < window
+// (the query and the window - 1 positions before it: a sliding-window
+// layer, llama.cpp's LLAMA_SWA_TYPE_STANDARD with n_swa = window; 0 for a
+// global layer). Empty, future and out-of-window slots get probability 0
+// and add nothing to score_accum or step_attention. Each run of visible
+// slots is read once for the whole group (GQA). Requires window >= 0 and
+// at least one visible slot. Thread-safe for distinct outputs.
+void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos,
+                 int32_t window, float scale, const GroupAttentionOutputs& outputs);
 
 }  // namespace h2o::kernels

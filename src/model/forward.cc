@@ -78,7 +78,8 @@ void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, in
     const size_t first_head = static_cast<size_t>(g) * n_group * hd;
     outputs.out = &attn_out_[t * q_dim + first_head];
     outputs.step_attention = t == n - 1 ? step : nullptr;
-    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, view, pos0 + t, scale, outputs);
+    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, view, pos0 + t, /*window=*/0, scale,
+                         outputs);
     if (observer_ != nullptr) {
       const size_t n_slots = static_cast<size_t>(view.n_slots);
       for (int32_t j = 0; j < n_group; ++j) {

@@ -5,6 +5,7 @@
 
 #include "core/status.h"
 #include "kernels/fp16.h"
+#include "kv/policies.h"
 
 namespace h2o {
 
@@ -14,34 +15,60 @@ size_t CheckedRowBytes(const KvCacheConfig& config) {
   H2O_CHECK(config.n_layer > 0 && config.n_head_kv > 0 && config.head_dim > 0);
   H2O_CHECK(config.budget >= 1 && config.capacity >= config.budget);
   H2O_CHECK(config.type == TensorType::kF32 || config.type == TensorType::kF16);
+  H2O_CHECK(config.layer_window.empty() ||
+            config.layer_window.size() == static_cast<size_t>(config.n_layer));
+  for (int32_t w : config.layer_window) H2O_CHECK(w >= 0);
+  H2O_CHECK(config.window_chunk >= 0);
   return RowBytes(config.type, config.head_dim);
 }
 
-size_t HomeRows(const KvCacheConfig& c) {
-  return static_cast<size_t>(c.n_layer) * c.n_head_kv * c.budget;
-}
-
-size_t SpillRows(const KvCacheConfig& c) {
-  return static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
-}
-
 }  // namespace
+
+bool KvCacheConfig::any_windowed() const {
+  return std::any_of(layer_window.begin(), layer_window.end(), [](int32_t w) { return w > 0; });
+}
+
+int32_t KvCacheConfig::spill_slots() const {
+  int32_t most = 0;
+  for (int32_t l = 0; l < n_layer; ++l) most = std::max(most, layer_capacity(l) - layer_budget(l));
+  return most;
+}
+
+int32_t KvCacheConfig::max_capacity() const {
+  int32_t most = 0;
+  for (int32_t l = 0; l < n_layer; ++l) most = std::max(most, layer_capacity(l));
+  return most;
+}
+
+std::vector<KvCache::LayerStart> KvCache::Layout(const KvCacheConfig& c) {
+  std::vector<LayerStart> starts(static_cast<size_t>(c.n_layer) + 1);
+  const size_t heads = static_cast<size_t>(c.n_head_kv);
+  for (int32_t l = 0; l < c.n_layer; ++l) {
+    const size_t slots = heads * c.layer_capacity(l);
+    starts[l + 1].row = starts[l].row + heads * c.layer_budget(l);
+    starts[l + 1].slot = starts[l].slot + slots;
+    starts[l + 1].scored = starts[l].scored + (c.windowed(l) ? 0 : slots);
+  }
+  return starts;
+}
 
 KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy)
     : config_(config),
       policy_(std::move(policy)),
       row_bytes_(CheckedRowBytes(config)),
-      k_(HomeRows(config) * row_bytes_),
-      v_(HomeRows(config) * row_bytes_),
-      k_spill_(SpillRows(config) * row_bytes_),
-      v_spill_(SpillRows(config) * row_bytes_) {
+      layout_(Layout(config)),
+      spill_slots_(config.spill_slots()),
+      k_(layout_.back().row * row_bytes_),
+      v_(layout_.back().row * row_bytes_),
+      k_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * row_bytes_),
+      v_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * row_bytes_) {
   H2O_CHECK(policy_ != nullptr);
   const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
-  const size_t n_slots = n_heads * config.capacity;
-  pos_.assign(n_slots, kFreeSlot);
-  if (policy_->needs_scores()) score_.assign(n_slots, 0.0);
-  if (policy_->needs_step_attention()) step_attn_.assign(n_slots, 0.0f);
-  free_slots_.assign(n_slots, 0);
+  const LayerStart& totals = layout_.back();
+  pos_.assign(totals.slot, kFreeSlot);
+  if (policy_->needs_scores()) score_.assign(totals.scored, 0.0);
+  if (policy_->needs_step_attention()) step_attn_.assign(totals.scored, 0.0f);
+  free_slots_.assign(totals.slot, 0);
   count_.assign(n_heads, 0);
   high_water_.assign(n_heads, 0);
   newest_pos_.assign(n_heads, -1);
@@ -53,15 +80,20 @@ size_t KvCache::HeadIndex(int32_t layer, int32_t head) const {
 }
 
 size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
-  return HeadIndex(layer, head) * config_.capacity + slot;
+  return layout_[layer].slot + static_cast<size_t>(head) * config_.layer_capacity(layer) + slot;
+}
+
+size_t KvCache::ScoredIndex(int32_t layer, int32_t head, int32_t slot) const {
+  return layout_[layer].scored + static_cast<size_t>(head) * config_.capacity + slot;
 }
 
 uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, int32_t layer,
                         int32_t head, int32_t slot) {
-  const int32_t budget = config_.budget;
-  if (slot < budget) return &home[(HeadIndex(layer, head) * budget + slot) * row_bytes_];
-  return &spill[(static_cast<size_t>(head) * (config_.capacity - budget) + slot - budget) *
-                row_bytes_];
+  const int32_t budget = config_.layer_budget(layer);
+  if (slot < budget) {
+    return &home[(layout_[layer].row + static_cast<size_t>(head) * budget + slot) * row_bytes_];
+  }
+  return &spill[(static_cast<size_t>(head) * spill_slots_ + slot - budget) * row_bytes_];
 }
 
 uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
@@ -83,38 +115,37 @@ static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type)
 
 int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
   const size_t h = HeadIndex(layer, head);
-  H2O_CHECK(count_[h] < config_.capacity);
+  H2O_CHECK(count_[h] < config_.layer_capacity(layer));
   int32_t slot;
   if (free_top_[h] > 0) {
-    slot = free_slots_[h * config_.capacity + --free_top_[h]];
+    slot = free_slots_[SlotIndex(layer, head, --free_top_[h])];
   } else {
     slot = high_water_[h]++;
   }
-  if (slot >= config_.budget) {
+  if (slot >= config_.layer_budget(layer)) {
     H2O_CHECK(spill_layer_ < 0 || spill_layer_ == layer);
     spill_layer_ = layer;
   }
-  const size_t s = SlotIndex(layer, head, slot);
   StoreRow(k, KRow(layer, head, slot), config_.head_dim, config_.type);
   StoreRow(v, VRow(layer, head, slot), config_.head_dim, config_.type);
-  pos_[s] = pos;
-  if (!score_.empty()) score_[s] = 0.0;
-  if (!step_attn_.empty()) step_attn_[s] = 0.0f;
+  pos_[SlotIndex(layer, head, slot)] = pos;
+  if (double* score = scores(layer, head)) score[slot] = 0.0;
+  if (float* step = step_attention(layer, head)) step[slot] = 0.0f;
   ++count_[h];
   if (pos > newest_pos_[h]) newest_pos_[h] = pos;
   return slot;
 }
 
 KvHeadView KvCache::View(int32_t layer, int32_t head) const {
-  const size_t first = SlotIndex(layer, head, 0);
-  const int32_t budget = config_.budget;
-  const size_t spill_first = static_cast<size_t>(head) * (config_.capacity - budget);
+  const int32_t budget = config_.layer_budget(layer);
+  const size_t home_first = (layout_[layer].row + static_cast<size_t>(head) * budget) * row_bytes_;
+  const size_t spill_first = static_cast<size_t>(head) * spill_slots_ * row_bytes_;
   KvHeadView view;
-  view.k = &k_[HeadIndex(layer, head) * budget * row_bytes_];
-  view.v = &v_[HeadIndex(layer, head) * budget * row_bytes_];
-  view.k_spill = k_spill_.data() + spill_first * row_bytes_;
-  view.v_spill = v_spill_.data() + spill_first * row_bytes_;
-  view.pos = &pos_[first];
+  view.k = k_.data() + home_first;
+  view.v = v_.data() + home_first;
+  view.k_spill = k_spill_.data() + spill_first;
+  view.v_spill = v_spill_.data() + spill_first;
+  view.pos = &pos_[SlotIndex(layer, head, 0)];
   view.n_slots = high_water_[HeadIndex(layer, head)];
   view.n_home = budget;
   view.head_dim = config_.head_dim;
@@ -124,44 +155,69 @@ KvHeadView KvCache::View(int32_t layer, int32_t head) const {
 }
 
 double* KvCache::scores(int32_t layer, int32_t head) {
-  return score_.empty() ? nullptr : &score_[SlotIndex(layer, head, 0)];
+  if (score_.empty() || config_.windowed(layer)) return nullptr;
+  return &score_[ScoredIndex(layer, head, 0)];
 }
 
 const double* KvCache::scores(int32_t layer, int32_t head) const {
-  return score_.empty() ? nullptr : &score_[SlotIndex(layer, head, 0)];
+  if (score_.empty() || config_.windowed(layer)) return nullptr;
+  return &score_[ScoredIndex(layer, head, 0)];
 }
 
 float* KvCache::step_attention(int32_t layer, int32_t head) {
-  return step_attn_.empty() ? nullptr : &step_attn_[SlotIndex(layer, head, 0)];
+  if (step_attn_.empty() || config_.windowed(layer)) return nullptr;
+  return &step_attn_[ScoredIndex(layer, head, 0)];
 }
 
 int32_t KvCache::count(int32_t layer, int32_t head) const { return count_[HeadIndex(layer, head)]; }
 
-void KvCache::Evict(size_t head_index, int32_t slot) {
-  const size_t s = head_index * config_.capacity + slot;
-  H2O_CHECK(pos_[s] != kFreeSlot);
-  pos_[s] = kFreeSlot;
-  if (!score_.empty()) score_[s] = 0.0;
-  if (!step_attn_.empty()) step_attn_[s] = 0.0f;
-  --count_[head_index];
-  free_slots_[head_index * config_.capacity + free_top_[head_index]++] = slot;
+HeadMetadata KvCache::Metadata(int32_t layer, int32_t head) {
+  const size_t h = HeadIndex(layer, head);
+  HeadMetadata meta;
+  meta.pos = &pos_[SlotIndex(layer, head, 0)];
+  meta.score = scores(layer, head);
+  meta.step_attention = step_attention(layer, head);
+  meta.n_slots = high_water_[h];
+  meta.count = count_[h];
+  meta.newest_pos = newest_pos_[h];
+  return meta;
+}
+
+void KvCache::Evict(int32_t layer, int32_t head, int32_t slot) {
+  const size_t h = HeadIndex(layer, head);
+  int32_t& pos = pos_[SlotIndex(layer, head, slot)];
+  H2O_CHECK(pos != kFreeSlot);
+  pos = kFreeSlot;
+  if (double* score = scores(layer, head)) score[slot] = 0.0;
+  if (float* step = step_attention(layer, head)) step[slot] = 0.0f;
+  --count_[h];
+  free_slots_[SlotIndex(layer, head, free_top_[h]++)] = slot;
+}
+
+// Keeping the W highest positions is what LocalPolicy does; one pass with
+// the window's first position replaces W scans for the lowest.
+void KvCache::EvictBelowWindow(int32_t layer, int32_t head) {
+  const int32_t window = config_.layer_window[layer];
+  const HeadMetadata meta = Metadata(layer, head);
+  if (meta.count <= window) return;
+  const int64_t first_kept = RecentWindowStart(meta, window);
+  for (int32_t s = 0; s < meta.n_slots; ++s) {
+    if (meta.pos[s] >= 0 && meta.pos[s] < first_kept) Evict(layer, head, s);
+  }
 }
 
 void KvCache::EvictOverBudget(int32_t layer) {
+  const int32_t budget = config_.layer_budget(layer);
   for (int32_t head = 0; head < config_.n_head_kv; ++head) {
-    const size_t h = HeadIndex(layer, head);
-    while (count_[h] > config_.budget) {
-      const size_t first = SlotIndex(layer, head, 0);
-      HeadMetadata meta;
-      meta.pos = &pos_[first];
-      meta.score = score_.empty() ? nullptr : &score_[first];
-      meta.step_attention = step_attn_.empty() ? nullptr : &step_attn_[first];
-      meta.n_slots = high_water_[h];
-      meta.count = count_[h];
-      meta.newest_pos = newest_pos_[h];
+    if (config_.windowed(layer)) {
+      EvictBelowWindow(layer, head);
+      continue;
+    }
+    while (count_[HeadIndex(layer, head)] > budget) {
+      const HeadMetadata meta = Metadata(layer, head);
       const int32_t victim = policy_->ChooseVictim(meta);
-      H2O_CHECK(victim >= 0 && victim < high_water_[h]);
-      Evict(h, victim);
+      H2O_CHECK(victim >= 0 && victim < meta.n_slots);
+      Evict(layer, head, victim);
     }
   }
   if (spill_layer_ == layer) {
@@ -175,25 +231,26 @@ void KvCache::EvictOverBudget(int32_t layer) {
 // is on the free stack: there is one for each spilled survivor.
 void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
   const size_t h = HeadIndex(layer, head);
-  const int32_t budget = config_.budget;
+  const int32_t budget = config_.layer_budget(layer);
   if (high_water_[h] <= budget) return;
-  int32_t* free_stack = &free_slots_[h * config_.capacity];
+  int32_t* free_stack = &free_slots_[SlotIndex(layer, head, 0)];
+  int32_t* pos = &pos_[SlotIndex(layer, head, 0)];
+  double* score = scores(layer, head);
+  float* step = step_attention(layer, head);
   int32_t top = 0;
   for (int32_t i = 0; i < free_top_[h]; ++i) {
     if (free_stack[i] < budget) free_stack[top++] = free_stack[i];
   }
   for (int32_t from = budget; from < high_water_[h]; ++from) {
-    const size_t f = SlotIndex(layer, head, from);
-    if (pos_[f] == kFreeSlot) continue;
+    if (pos[from] == kFreeSlot) continue;
     H2O_CHECK(top > 0);
     const int32_t to = free_stack[--top];
-    const size_t t = SlotIndex(layer, head, to);
     std::memcpy(KRow(layer, head, to), KRow(layer, head, from), row_bytes_);
     std::memcpy(VRow(layer, head, to), VRow(layer, head, from), row_bytes_);
-    pos_[t] = pos_[f];
-    pos_[f] = kFreeSlot;
-    if (!score_.empty()) std::swap(score_[t], score_[f]);
-    if (!step_attn_.empty()) std::swap(step_attn_[t], step_attn_[f]);
+    pos[to] = pos[from];
+    pos[from] = kFreeSlot;
+    if (score != nullptr) std::swap(score[to], score[from]);
+    if (step != nullptr) std::swap(step[to], step[from]);
   }
   free_top_[h] = top;
   high_water_[h] = budget;
@@ -211,29 +268,29 @@ void KvCache::Clear() {
 }
 
 void KvCache::CopyFrom(const KvCache& other) {
-  const KvCacheConfig& o = other.config_;
-  H2O_CHECK(o.n_layer == config_.n_layer && o.n_head_kv == config_.n_head_kv &&
-            o.head_dim == config_.head_dim && o.budget == config_.budget &&
-            o.capacity == config_.capacity && o.type == config_.type);
+  H2O_CHECK(other.config_ == config_);
   H2O_CHECK(other.policy_->name() == policy_->name());
   // Between forward passes nothing is spilled (every layer has evicted), so
   // all tokens have home slots.
   H2O_CHECK(other.spill_layer_ < 0);
   // Only slots below each head's high-water mark are ever read, so only
   // those are copied (a full cache of a long context is mostly unwritten).
-  const size_t n_heads = count_.size();
-  const size_t cap = static_cast<size_t>(config_.capacity);
-  const size_t budget = static_cast<size_t>(config_.budget);
-  for (size_t h = 0; h < n_heads; ++h) {
-    const size_t first = h * cap;
-    const size_t used = static_cast<size_t>(other.high_water_[h]);
-    const size_t rows = h * budget * row_bytes_;
-    std::memcpy(&k_[rows], &other.k_[rows], used * row_bytes_);
-    std::memcpy(&v_[rows], &other.v_[rows], used * row_bytes_);
-    std::copy_n(&other.pos_[first], used, &pos_[first]);
-    if (!score_.empty()) std::copy_n(&other.score_[first], used, &score_[first]);
-    if (!step_attn_.empty()) std::copy_n(&other.step_attn_[first], used, &step_attn_[first]);
-    std::copy_n(&other.free_slots_[first], other.free_top_[h], &free_slots_[first]);
+  for (int32_t l = 0; l < config_.n_layer; ++l) {
+    for (int32_t head = 0; head < config_.n_head_kv; ++head) {
+      const size_t h = HeadIndex(l, head);
+      const size_t used = static_cast<size_t>(other.high_water_[h]);
+      const size_t rows =
+          (layout_[l].row + static_cast<size_t>(head) * config_.layer_budget(l)) * row_bytes_;
+      std::memcpy(&k_[rows], &other.k_[rows], used * row_bytes_);
+      std::memcpy(&v_[rows], &other.v_[rows], used * row_bytes_);
+      const size_t first = SlotIndex(l, head, 0);
+      std::copy_n(&other.pos_[first], used, &pos_[first]);
+      std::copy_n(&other.free_slots_[first], other.free_top_[h], &free_slots_[first]);
+      if (double* score = scores(l, head)) std::copy_n(other.scores(l, head), used, score);
+      if (float* step = step_attention(l, head)) {
+        std::copy_n(&other.step_attn_[ScoredIndex(l, head, 0)], used, step);
+      }
+    }
   }
   count_ = other.count_;
   high_water_ = other.high_water_;
@@ -243,21 +300,35 @@ void KvCache::CopyFrom(const KvCache& other) {
   policy_->CopyStateFrom(*other.policy_);
 }
 
-size_t KvCache::AllocatedBytes() const { return AllocatedBytesFor(config_, *policy_); }
+size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
+                         const EvictionPolicy& policy) {
+  const size_t rows = totals.row + static_cast<size_t>(c.n_head_kv) * c.spill_slots();
+  size_t per_scored_slot = 0;
+  if (policy.needs_scores()) per_scored_slot += sizeof(double);
+  if (policy.needs_step_attention()) per_scored_slot += sizeof(float);
+  return rows * 2 * RowBytes(c.type, c.head_dim) +
+         totals.slot * (sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/) +
+         totals.scored * per_scored_slot;
+}
+
+size_t KvCache::AllocatedBytes() const { return BytesFor(config_, layout_.back(), *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
-  const size_t n_heads = static_cast<size_t>(c.n_layer) * c.n_head_kv;
-  const size_t rows =
-      n_heads * c.budget + static_cast<size_t>(c.n_head_kv) * (c.capacity - c.budget);
-  size_t per_slot = sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/;
-  if (policy.needs_scores()) per_slot += sizeof(double);
-  if (policy.needs_step_attention()) per_slot += sizeof(float);
-  return rows * 2 * RowBytes(c.type, c.head_dim) + n_heads * c.capacity * per_slot;
+  CheckedRowBytes(c);
+  return BytesFor(c, Layout(c).back(), policy);
 }
 
 size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
-                               TensorType type, int64_t n_tokens) {
-  return 2 * static_cast<size_t>(n_layer) * n_head_kv * n_tokens * RowBytes(type, head_dim);
+                               TensorType type, int64_t n_tokens,
+                               std::span<const int32_t> layer_window) {
+  H2O_CHECK(layer_window.empty() || layer_window.size() == static_cast<size_t>(n_layer));
+  size_t rows_per_head = 0;
+  for (int32_t l = 0; l < n_layer; ++l) {
+    const int32_t window = layer_window.empty() ? 0 : layer_window[l];
+    rows_per_head +=
+        static_cast<size_t>(window > 0 ? std::min<int64_t>(n_tokens, window) : n_tokens);
+  }
+  return 2 * rows_per_head * n_head_kv * RowBytes(type, head_dim);
 }
 
 }  // namespace h2o

@@ -8,22 +8,32 @@
 //   - slots [0, high_water) have been written at least once; a slot whose
 //     position is kFreeSlot holds an evicted token and is reused by the
 //     next Append (nothing is allocated after construction);
-//   - count <= capacity, and after EvictOverBudget(), count <= budget.
+//   - count <= capacity, and after EvictOverBudget(), count <= budget
+//     (the layer's: see below).
 // Each (layer, head) keeps its own token set: heads evict independently.
+//
+// Sliding-window layers (Gemma 3's local layers) attend to the query and
+// the W - 1 positions before it and never further back, so such a layer
+// keeps exactly its last W positions whatever the policy: its budget is W
+// (not the policy's: the window is the model's, not an approximation), it
+// evicts the lowest position, and it tracks no scores. The policy governs
+// the other ("global") layers alone. Layers therefore differ in budget, and
+// each layer's rows are laid out with its own budget.
 //
 // Slots [0, budget) are a (layer, head)'s own K/V rows; slots [budget,
 // capacity), which only a chunk appended to a full head reaches, keep their
 // rows in one spill area per KV head shared by all layers: the forward pass
 // appends and evicts one layer at a time, and EvictOverBudget() moves the
 // surviving spilled tokens into the slots its victims freed. So K/V memory
-// is n_layer * budget + chunk rows per KV head, not n_layer * (budget +
-// chunk): with a 20% budget and 64-token chunks that is 0.21x of a full
-// cache instead of 0.23x.
+// per KV head is the layers' budgets plus one chunk of rows, not n_layer *
+// (budget + chunk): with a 20% budget and 64-token chunks that is 0.21x of a
+// full cache instead of 0.23x.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/tensor_type.h"
@@ -36,13 +46,35 @@ struct KvCacheConfig {
   int32_t n_layer = 0;
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;
-  int32_t budget = 0;                  // tokens kept per (layer, head) after eviction
-  int32_t capacity = 0;                // slots per (layer, head): budget + largest chunk
+  int32_t budget = 0;                  // tokens kept per (global layer, head) after eviction
+  int32_t capacity = 0;                // slots per (global layer, head): budget + largest chunk
   TensorType type = TensorType::kF16;  // K/V element type: kF32 or kF16
+  // Per layer (empty: every layer is global): 0 for a global layer, which
+  // the policy governs with `budget` and `capacity`; W >= 1 for a
+  // sliding-window layer, which keeps its W highest positions and has W +
+  // window_chunk slots. A caller whose sequences never pass n_ctx tokens
+  // may give min(W, n_ctx): it keeps the same tokens.
+  std::vector<int32_t> layer_window;
+  int32_t window_chunk = 0;  // slots of a sliding-window layer beyond W, for a chunk
+
+  bool windowed(int32_t layer) const { return !layer_window.empty() && layer_window[layer] > 0; }
+  bool any_windowed() const;
+  int32_t layer_budget(int32_t layer) const {
+    return windowed(layer) ? layer_window[layer] : budget;
+  }
+  int32_t layer_capacity(int32_t layer) const {
+    return windowed(layer) ? layer_window[layer] + window_chunk : capacity;
+  }
+  // Spill rows per KV head: the most a layer's capacity exceeds its budget.
+  int32_t spill_slots() const;
+  // The most slots any layer has: what attention scratch must hold.
+  int32_t max_capacity() const;
+
+  bool operator==(const KvCacheConfig&) const = default;
 };
 
 // Read-only view of one (layer, head)'s slots: what attention reads
-// (kernels::KvSlots), with n_home = the budget.
+// (kernels::KvSlots), with n_home = the layer's budget.
 using KvHeadView = kernels::KvSlots;
 
 class KvCache {
@@ -50,7 +82,8 @@ class KvCache {
   static constexpr int32_t kFreeSlot = -1;
 
   // Allocates all slots up front. Requires budget >= 1, capacity >= budget,
-  // type kF32 or kF16. The policy is owned by the cache.
+  // type kF32 or kF16, layer_window empty or n_layer entries >= 0,
+  // window_chunk >= 0. The policy is owned by the cache.
   KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy);
 
   const KvCacheConfig& config() const { return config_; }
@@ -65,20 +98,23 @@ class KvCache {
   KvHeadView View(int32_t layer, int32_t head) const;
 
   // Accumulated attention per slot of (layer, head), [n_slots]; attention
-  // adds to it. Allocated only when policy().needs_scores() (else nullptr).
+  // adds to it. Allocated only when policy().needs_scores() and only for
+  // global layers: nullptr otherwise, and then attention must not compute
+  // scores for the head (a sliding-window layer never asks for them).
   double* scores(int32_t layer, int32_t head);
   const double* scores(int32_t layer, int32_t head) const;
   // This step's attention per slot (what TOVA ranks by); attention
-  // overwrites it. Allocated only when policy().needs_step_attention()
-  // (else nullptr).
+  // overwrites it. Allocated only when policy().needs_step_attention(), for
+  // global layers (else nullptr).
   float* step_attention(int32_t layer, int32_t head);
 
   int32_t count(int32_t layer, int32_t head) const;
 
   // Evicts, for every head of `layer`, the policy's victims until its count
-  // is at most the budget, then moves the layer's spilled tokens (rows,
-  // position, scores) into freed slots. Call after the layer's attention
-  // for a chunk, before appending to another layer.
+  // is at most the budget (a sliding-window layer: every position below its
+  // W highest, without asking the policy), then moves the layer's spilled
+  // tokens (rows, position, scores) into freed slots. Call after the
+  // layer's attention for a chunk, before appending to another layer.
   void EvictOverBudget(int32_t layer);
 
   // Forgets every token (slots stay allocated).
@@ -87,7 +123,8 @@ class KvCache {
   // Makes this cache hold exactly what `other` holds (tokens, slots,
   // scores, the policy's state), so both evict alike from here on: lets a
   // caller save a prefix once and score several continuations of it.
-  // Requires the same config and policy name. Allocates nothing.
+  // Requires the same config (windows included) and policy name. Allocates
+  // nothing.
   void CopyFrom(const KvCache& other);
 
   // Bytes allocated for K/V storage and per-slot metadata: a constant,
@@ -96,15 +133,33 @@ class KvCache {
   // What AllocatedBytes() will be for a cache of this config and policy,
   // without allocating it (for estimates).
   static size_t AllocatedBytesFor(const KvCacheConfig& config, const EvictionPolicy& policy);
-  // Bytes a never-evicting cache of the same element type would need to
-  // hold n_tokens tokens (K and V only): what the budget saves against.
+  // Bytes an exact cache of the same element type needs to hold n_tokens
+  // tokens (K and V only): what the budget saves against. Every global
+  // layer holds all n_tokens; a sliding-window layer (layer_window as in
+  // KvCacheConfig) holds min(n_tokens, W), all its attention ever reads.
   static size_t FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
-                               TensorType type, int64_t n_tokens);
+                               TensorType type, int64_t n_tokens,
+                               std::span<const int32_t> layer_window = {});
 
  private:
+  // Where each layer's data start in the arrays below, which hold layer
+  // after layer: `row` in k_/v_ (budget rows per head), `slot` in the
+  // per-slot metadata (capacity per head), `scored` in score_/step_attn_
+  // (capacity per head, global layers only). Entry n_layer holds the totals.
+  struct LayerStart {
+    size_t row = 0, slot = 0, scored = 0;
+  };
+  static std::vector<LayerStart> Layout(const KvCacheConfig& config);
+  static size_t BytesFor(const KvCacheConfig& config, const LayerStart& totals,
+                         const EvictionPolicy& policy);
+
   size_t HeadIndex(int32_t layer, int32_t head) const;
   size_t SlotIndex(int32_t layer, int32_t head, int32_t slot) const;
-  void Evict(size_t head_index, int32_t slot);
+  // Index into score_/step_attn_, for a global layer only.
+  size_t ScoredIndex(int32_t layer, int32_t head, int32_t slot) const;
+  HeadMetadata Metadata(int32_t layer, int32_t head);
+  void Evict(int32_t layer, int32_t head, int32_t slot);
+  void EvictBelowWindow(int32_t layer, int32_t head);
   // The K (V) row of a slot: in the (layer, head)'s own rows below the
   // budget, in the head's spill area from there on.
   // Bytes left uninitialized, so the OS backs a page only when a row in it
@@ -131,21 +186,23 @@ class KvCache {
 
   KvCacheConfig config_;
   std::unique_ptr<EvictionPolicy> policy_;
-  size_t row_bytes_;  // bytes of one head_dim row in `type`
+  size_t row_bytes_;                // bytes of one head_dim row in `type`
+  std::vector<LayerStart> layout_;  // [n_layer + 1]
+  int32_t spill_slots_;             // config_.spill_slots()
 
-  UninitializedRows k_;              // [n_layer][n_head_kv][budget][head_dim]
-  UninitializedRows v_;              // [n_layer][n_head_kv][budget][head_dim]
-  UninitializedRows k_spill_;        // [n_head_kv][capacity - budget][head_dim]
-  UninitializedRows v_spill_;        // [n_head_kv][capacity - budget][head_dim]
+  UninitializedRows k_;              // per layer: [n_head_kv][layer budget][head_dim]
+  UninitializedRows v_;              // per layer: [n_head_kv][layer budget][head_dim]
+  UninitializedRows k_spill_;        // [n_head_kv][spill_slots][head_dim]
+  UninitializedRows v_spill_;        // [n_head_kv][spill_slots][head_dim]
   int32_t spill_layer_ = -1;         // the layer whose tokens are in the spill, or -1
-  std::vector<int32_t> pos_;         // [n_layer][n_head_kv][capacity]
-  std::vector<double> score_;        // [n_layer][n_head_kv][capacity]
-  std::vector<float> step_attn_;     // [n_layer][n_head_kv][capacity]
+  std::vector<int32_t> pos_;         // per layer: [n_head_kv][layer capacity]
+  std::vector<double> score_;        // per global layer: [n_head_kv][capacity]
+  std::vector<float> step_attn_;     // per global layer: [n_head_kv][capacity]
   std::vector<int32_t> count_;       // [n_layer][n_head_kv]
   std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
   std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]
   // Evicted slots awaiting reuse: a stack of `free_top_[h]` entries per head.
-  std::vector<int32_t> free_slots_;  // [n_layer][n_head_kv][capacity]
+  std::vector<int32_t> free_slots_;  // per layer: [n_head_kv][layer capacity]
   std::vector<int32_t> free_top_;    // [n_layer][n_head_kv]
 };
 

@@ -30,8 +30,14 @@ class OldestFirst final : public EvictionPolicy {
 };
 
 KvCacheConfig SmallConfig(TensorType type, int32_t budget, int32_t capacity) {
-  return {.n_layer = 2, .n_head_kv = 3, .head_dim = 4, .budget = budget, .capacity = capacity,
-          .type = type};
+  KvCacheConfig c;
+  c.n_layer = 2;
+  c.n_head_kv = 3;
+  c.head_dim = 4;
+  c.budget = budget;
+  c.capacity = capacity;
+  c.type = type;
+  return c;
 }
 
 std::vector<float> Row(int32_t pos, int32_t head, float sign) {

@@ -19,9 +19,12 @@
 #include "kernels/fp16.h"
 #include "kv/kv_cache.h"
 #include "kv/policies.h"
+#include "kv/kept_positions.h"
 
 namespace h2o {
 namespace {
+
+using testing::KeptPositions;
 
 constexpr int32_t kLayers = 2;
 constexpr int32_t kHeads = 2;
@@ -51,16 +54,6 @@ void SimEvict(std::vector<SimToken>& tokens, int32_t budget, int32_t recent) {
   }
 }
 
-std::vector<int32_t> KeptPositions(const KvCache& cache, int32_t l, int32_t h) {
-  const KvHeadView view = cache.View(l, h);
-  std::vector<int32_t> kept;
-  for (int32_t s = 0; s < view.n_slots; ++s) {
-    if (view.pos[s] >= 0) kept.push_back(view.pos[s]);
-  }
-  std::sort(kept.begin(), kept.end());
-  return kept;
-}
-
 int32_t SlotOf(const KvCache& cache, int32_t l, int32_t h, int32_t pos) {
   const KvHeadView view = cache.View(l, h);
   for (int32_t s = 0; s < view.n_slots; ++s) {
@@ -78,9 +71,14 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
          int32_t recent_for_sim, int32_t sinks, int32_t n_tokens, uint64_t seed) {
   const int32_t budget = policy->budget();
   const std::string name = policy->name();
-  KvCache cache({.n_layer = kLayers, .n_head_kv = kHeads, .head_dim = kHeadDim, .budget = budget,
-                 .capacity = budget + kMaxChunk, .type = TensorType::kF16},
-                std::move(policy));
+  KvCacheConfig config;
+  config.n_layer = kLayers;
+  config.n_head_kv = kHeads;
+  config.head_dim = kHeadDim;
+  config.budget = budget;
+  config.capacity = budget + kMaxChunk;
+  config.type = TensorType::kF16;
+  KvCache cache(config, std::move(policy));
   std::mt19937_64 rng(seed);
   // Multiples of 1/64 in [-1, 1]: exact in f16, so rows compare exactly.
   auto value = [&rng] { return static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f; };

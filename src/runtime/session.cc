@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/kv_config.h"
+
 namespace h2o {
 
 namespace {
@@ -40,24 +42,8 @@ Result<std::unique_ptr<Session>> Session::Create(const Model& model,
   int32_t max_chunk = options.max_chunk > 0 ? options.max_chunk : n_ctx;
   if (!options.kv_pos_shift) max_chunk = std::min(max_chunk, n_ctx);
 
-  KvCacheConfig kv;
-  kv.n_layer = hp.n_layer;
-  kv.n_head_kv = hp.n_head_kv;
-  kv.head_dim = hp.head_dim;
-  kv.type = options.kv_type;
-  if (evicts) {
-    // A chunk is appended before eviction, so the cache holds budget + chunk
-    // at its peak; without pos-shift it never holds more than n_ctx tokens.
-    kv.budget = options.kv.budget;
-    kv.capacity = options.kv.budget + max_chunk;
-    if (!options.kv_pos_shift) {
-      kv.capacity = std::min(kv.capacity, n_ctx);
-      kv.budget = std::min(kv.budget, kv.capacity);
-    }
-  } else {
-    kv.budget = n_ctx;
-    kv.capacity = n_ctx;
-  }
+  const KvCacheConfig kv =
+      SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_type);
   auto cache = std::make_unique<KvCache>(kv, MakePolicy(options.kv, n_ctx));
   SessionOptions resolved = options;
   resolved.n_ctx = n_ctx;
@@ -75,7 +61,7 @@ Session::Session(const Model& model, const SessionOptions& options,
       kv_plan_(options.kv),
       pool_(options.n_threads),
       cache_(std::move(cache)),
-      forward_(model, options.max_chunk, cache_->config().capacity, options.kv_pos_shift,
+      forward_(model, options.max_chunk, cache_->config().max_capacity(), options.kv_pos_shift,
                options.n_threads) {}
 
 Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {

@@ -1,6 +1,10 @@
 // Session: one sequence being decoded: its KV cache, activations and
 // position. Owns its thread pool; one Session is used by one thread at a
 // time. Many Sessions may share one Model.
+//
+// The cache follows the model's layers (runtime/kv_config.h): a
+// sliding-window layer (HParams::window) keeps exactly its window, the KV
+// policy governs the global layers.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +29,9 @@ struct SessionOptions {
   KvPlan kv;              // eviction policy and budget (default: full cache)
   // Re-rotate cached keys to their rank in the cache (sink and h2o only):
   // positions then never pass the cache capacity, so a sequence may run
-  // past n_ctx.
+  // past n_ctx. A sliding-window layer holds a contiguous run of positions,
+  // so ranks there differ exactly as positions do: its attention is what
+  // it would be without the shift.
   bool kv_pos_shift = false;
 };
 

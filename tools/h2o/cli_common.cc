@@ -8,10 +8,11 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/strings.h"
+#include "kv/kv_dump.h"
+#include "kv/kv_report.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/utf8.h"
 
@@ -82,38 +83,13 @@ Result<Tokenizer> LoadTokenizer(const gguf::File& file) { return LoadTokenizerFr
 Result<Tokenizer> LoadTokenizer(const Model& model) { return LoadTokenizer(model.file()); }
 
 Status WriteKvDump(const KvCache& cache, const std::string& path) {
-  const KvCacheConfig& c = cache.config();
-  nlohmann::json layers = nlohmann::json::array();
-  for (int32_t l = 0; l < c.n_layer; ++l) {
-    nlohmann::json heads = nlohmann::json::array();
-    for (int32_t g = 0; g < c.n_head_kv; ++g) {
-      const KvHeadView view = cache.View(l, g);
-      const double* scores = cache.scores(l, g);
-      std::vector<std::pair<int32_t, double>> kept;
-      for (int32_t s = 0; s < view.n_slots; ++s) {
-        if (view.pos[s] >= 0) kept.emplace_back(view.pos[s], scores ? scores[s] : 0.0);
-      }
-      std::sort(kept.begin(), kept.end());
-      nlohmann::json positions = nlohmann::json::array(), values = nlohmann::json::array();
-      for (const auto& [pos, score] : kept) {
-        positions.push_back(pos);
-        values.push_back(score);
-      }
-      heads.push_back({{"head", g}, {"positions", positions}, {"scores", values}});
-    }
-    layers.push_back({{"layer", l}, {"heads", heads}});
-  }
-  const nlohmann::json out = {{"policy", cache.policy().name()},
-                              {"budget", c.budget},
-                              {"capacity", c.capacity},
-                              {"scores_tracked", cache.policy().needs_scores()},
-                              {"layers", layers}};
-  return WriteFileAtomically(path, out.dump() + "\n");
+  return WriteFileAtomically(path, KvDumpJson(cache));
 }
 
 size_t FullKvBytes(const KvCache& cache, int64_t n_tokens) {
   const KvCacheConfig& c = cache.config();
-  return KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.type, n_tokens);
+  return KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.type, n_tokens,
+                                 c.layer_window);
 }
 
 std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
@@ -121,18 +97,12 @@ std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
   const size_t allocated = cache.AllocatedBytes();
   const size_t full = FullKvBytes(cache, n_tokens);
   const KvCacheConfig& c = cache.config();
-  return fmt::format("KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} "
-                     "({:.2f}x)",
-                     session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
-                     DescribeKvSlots(c), n_tokens, FormatBytes(full),
-                     full > 0 ? static_cast<double>(allocated) / full : 0.0);
-}
-
-std::string DescribeKvSlots(const KvCacheConfig& c) {
-  const int32_t spill = c.capacity - c.budget;
-  if (spill == 0) return fmt::format("{} tokens per layer and KV head", c.budget);
-  return fmt::format("{} tokens per layer and KV head, {} more shared by the layers for a chunk",
-                     c.budget, spill);
+  const std::string exact = DescribeFullKv(c, n_tokens);
+  return fmt::format(
+      "KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} ({:.2f}x{})",
+      session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
+      DescribeKvSlots(c), n_tokens, FormatBytes(full),
+      full > 0 ? static_cast<double>(allocated) / full : 0.0, exact.empty() ? "" : "; " + exact);
 }
 
 int Fail(const Status& status) { return Fail(status.message()); }

@@ -9,7 +9,9 @@
 #include "commands.h"
 #include "gguf/value.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_report.h"
 #include "kv/kv_spec.h"
+#include "runtime/kv_config.h"
 
 namespace h2o::cli {
 namespace {
@@ -101,16 +103,19 @@ int RunInspect(const InspectFlags& f) {
               "vocab %d, trained context %d\n",
               hp.arch.c_str(), hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim,
               hp.n_ff, hp.n_vocab, hp.n_ctx_train);
-  const size_t kv_full =
-      KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, *kv_type, n_ctx);
-  std::printf("memory: weights %s (mapped); full KV cache (%s) for %d tokens: %s\n",
+  const size_t kv_full = KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, *kv_type,
+                                                 n_ctx, hp.layer_window);
+  // What a session of this context and chunk allocates (runtime/kv_config.h).
+  const KvCacheConfig c = SessionKvConfig(hp, *plan, n_ctx, f.chunk, false, *kv_type);
+  const std::string exact = DescribeFullKv(c, n_ctx);
+  const std::string exact_note = exact.empty() ? "" : " (" + exact + ")";
+  std::printf("memory: weights %s (mapped); full KV cache (%s) for %d tokens: %s%s\n",
               FormatBytes(weight_bytes).c_str(), f.kv_type.c_str(), n_ctx,
-              FormatBytes(kv_full).c_str());
-  if (plan->policy != "full") {
+              FormatBytes(kv_full).c_str(), exact_note.c_str());
+  // Without sliding-window layers a full policy allocates just the full
+  // cache above; with them it also holds a chunk beyond each window.
+  if (plan->policy != "full" || c.any_windowed()) {
     auto policy = MakePolicy(*plan, n_ctx);
-    KvCacheConfig c{.n_layer = hp.n_layer, .n_head_kv = hp.n_head_kv, .head_dim = hp.head_dim,
-                    .budget = plan->budget, .capacity = plan->budget + f.chunk,
-                    .type = *kv_type};
     const size_t bytes = KvCache::AllocatedBytesFor(c, *policy);
     std::printf("KV cache %s with chunk %d: %s (%s, scores included), %.3fx of the full cache\n",
                 plan->Describe().c_str(), f.chunk, FormatBytes(bytes).c_str(),

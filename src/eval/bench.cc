@@ -185,20 +185,25 @@ Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const B
   r.tps_median = Median(r.tps);
   const KvCache& cache = session.cache();
   r.kv_bytes = cache.AllocatedBytes();
-  r.kv_bytes_full =
-      KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, options.kv_type, total);
+  r.kv_bytes_full = KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, options.kv_type,
+                                            total, hp.layer_window);
   r.peak_rss_bytes = PeakRssBytes();
 
   if (test.kind == BenchKind::kGenerate) {
     // Generated token i (position depth + i) is appended before attention,
-    // so it attends to min(depth + i + 1, budget + 1) tokens per (layer, KV
-    // head); a full cache's budget is n_ctx = total, so the min never binds.
-    const int64_t budget = cache.config().budget;
+    // so per KV head it attends to min(depth + i + 1, budget + 1) tokens of
+    // a global layer (a full cache's budget is n_ctx = total, so the min
+    // never binds) and to min(depth + i + 1, W) of a sliding-window layer.
+    const KvCacheConfig& c = cache.config();
     double sum = 0;
     for (int64_t i = 0; i < test.n_tokens; ++i) {
-      sum += static_cast<double>(std::min<int64_t>(test.depth + i + 1, budget + 1));
+      const int64_t seen = test.depth + i + 1;
+      for (int32_t l = 0; l < c.n_layer; ++l) {
+        const int64_t most = c.windowed(l) ? c.layer_window[l] : int64_t{c.budget} + 1;
+        sum += static_cast<double>(std::min(seen, most));
+      }
     }
-    r.kv_tokens_read = sum / test.n_tokens;
+    r.kv_tokens_read = sum / (static_cast<double>(test.n_tokens) * c.n_layer);
     r.bytes_per_token = static_cast<double>(DescribeModel(model).weight_bytes_per_token) +
                         KvBytesReadPerToken(hp, options.kv_type, *r.kv_tokens_read);
     r.achieved_gbps = *r.bytes_per_token * r.tps_median / 1e9;

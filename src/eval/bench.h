@@ -71,17 +71,19 @@ struct BenchRecord {
   std::vector<double> tps;  // tokens per second, one per repetition, in run order
   double tps_min = 0;
   double tps_median = 0;
-  size_t kv_bytes = 0;       // the session's KvCache::AllocatedBytes (K/V + metadata)
-  size_t kv_bytes_full = 0;  // KvCache::FullCacheBytes at depth + n_tokens
+  size_t kv_bytes = 0;  // the session's KvCache::AllocatedBytes (K/V + metadata)
+  // KvCache::FullCacheBytes at depth + n_tokens: sliding-window layers at
+  // min(depth + n_tokens, W).
+  size_t kv_bytes_full = 0;
   // Peak RSS of the process during this test (session, depth filling and
   // the timed runs; the mapped weights count once touched). Where the
   // kernel cannot reset the peak, the process's peak so far.
   size_t peak_rss_bytes = 0;
   int32_t threads = 0;
   // tg only (nullopt for pp): mean tokens per (layer, KV head) that a
-  // generated token attends to; weights + KV bytes read per generated token;
-  // bytes_per_token * tps_median; membw / bytes_per_token (nullopt also when
-  // no bandwidth was measured).
+  // generated token attends to (a sliding-window layer: at most W); weights
+  // + KV bytes read per generated token; bytes_per_token * tps_median;
+  // membw / bytes_per_token (nullopt also when no bandwidth was measured).
   std::optional<double> kv_tokens_read;
   std::optional<double> bytes_per_token;
   std::optional<double> achieved_gbps;

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "kernels/fp16.h"
+#include "kv/kept_positions.h"
 #include "kv/kv_cache.h"
 #include "kv/policies.h"
-#include "kv/kept_positions.h"
 
 namespace h2o {
 namespace {

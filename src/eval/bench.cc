@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -80,12 +81,23 @@ ModelFootprint DescribeModel(const Model& model) {
   }
   const ModelWeights& w = model.weights();
   size_t per_token = 0;
+  // Norms and biases are small next to the matrices but read every token.
+  auto vectors = [](std::initializer_list<const std::vector<float>*> vs) {
+    size_t n = 0;
+    for (const std::vector<float>* v : vs) n += v->size();
+    return n * sizeof(float);
+  };
+  auto norm = [&](const NormWeights& n) { return vectors({&n.weight, &n.bias}); };
   for (const LayerWeights& l : w.layers) {
-    per_token += MatrixBytes(l.wq) + MatrixBytes(l.wk) + MatrixBytes(l.wv) + MatrixBytes(l.wo) +
-                 MatrixBytes(l.w_gate) + MatrixBytes(l.w_up) + MatrixBytes(l.w_down) +
-                 (l.attn_norm.size() + l.ffn_norm.size()) * sizeof(float);
+    per_token += MatrixBytes(l.wq) + MatrixBytes(l.wk) + MatrixBytes(l.wv) +
+                 MatrixBytes(l.wqkv) + MatrixBytes(l.wo) + MatrixBytes(l.w_gate) +
+                 MatrixBytes(l.w_up) + MatrixBytes(l.w_down) + norm(l.attn_norm) +
+                 norm(l.attn_post_norm) + norm(l.ffn_norm) + norm(l.ffn_post_norm) +
+                 vectors({&l.bq, &l.bk, &l.bv, &l.bo, &l.q_norm, &l.k_norm, &l.b_gate, &l.b_up,
+                          &l.b_down});
   }
-  per_token += MatrixBytes(w.output) + w.output_norm.size() * sizeof(float);
+  per_token += MatrixBytes(w.output) + norm(w.output_norm) + vectors({&w.output_bias});
+  if (w.position_embd.data != nullptr) per_token += w.position_embd.row_bytes();
   if (!w.tied_output) per_token += w.token_embd.row_bytes();  // one embedding row
   f.weight_bytes_per_token = per_token;
   return f;

@@ -11,23 +11,6 @@
 namespace h2o {
 namespace {
 
-// What differs between LLaMA-family architectures that share one forward.
-struct ArchSpec {
-  const char* name;
-  kernels::RopeMode rope_mode;
-};
-
-// LLaMA GGUF files store Q/K permuted for the interleaved ("normal") RoPE.
-constexpr std::array<ArchSpec, 1> kArchs = {{
-    {"llama", kernels::RopeMode::kNormal},
-}};
-
-std::string SupportedArchs() {
-  std::string out;
-  for (const ArchSpec& a : kArchs) out += (out.empty() ? "" : ", ") + std::string(a.name);
-  return out;
-}
-
 // Reads {arch}.rope.scaling.*: type (none, linear, yarn; default linear, as
 // llama.cpp), factor (or the older rope.scale_linear), the context the
 // factor extends and llama.cpp's extra attention factor. YaRN's ramp keeps
@@ -43,9 +26,13 @@ Status ReadRopeScaling(const gguf::File& file, const std::string& p, HParams& hp
     hp.rope_scaling = RopeScalingType::kLinear;
   } else if (type == "yarn") {
     hp.rope_scaling = RopeScalingType::kYarn;
+  } else if (type == "longrope" && hp.spec->Needs(TensorRole::kRopeFactorsLong)) {
+    // Phi-3's long context: its rope_factors_long/short tensors carry it
+    // (RotaryEmbedding); no factor is applied on top.
+    hp.rope_scaling = RopeScalingType::kNone;
   } else {
     return Status::Error(
-        fmt::format("rope.scaling.type '{}' is not supported (none, linear, yarn)", type));
+        fmt::format("rope.scaling.type '{}' is not supported for {}", type, hp.arch));
   }
   float factor = 0.0f;
   if (file.Find(p + "rope.scaling.factor") != nullptr) {
@@ -69,49 +56,65 @@ Status ReadRopeScaling(const gguf::File& file, const std::string& p, HParams& hp
   return Status::Ok();
 }
 
+Result<int32_t> ReadPositive(const gguf::File& file, const std::string& key) {
+  H2O_ASSIGN_OR_RETURN(const uint32_t u, file.GetU32(key));
+  if (u == 0 || u > (1u << 30)) return Status::Error(fmt::format("bad {} {}", key, u));
+  return static_cast<int32_t>(u);
+}
+
+// Gemma 3: with attention.sliding_window set, layers il % 6 < 5 see only the
+// window (llama.cpp's set_swa_pattern(6)); every sixth is global.
+Status ReadSlidingWindow(const gguf::File& file, const std::string& p, HParams& hp) {
+  if (hp.spec->swa_pattern == 0) return Status::Ok();
+  H2O_ASSIGN_OR_RETURN(const uint32_t window, file.GetU32Or(p + "attention.sliding_window", 0));
+  if (window == 0) return Status::Ok();
+  if (window > (1u << 30))
+    return Status::Error(fmt::format("bad attention.sliding_window {}", window));
+  hp.layer_window.assign(hp.n_layer, 0);
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    if (l % hp.spec->swa_pattern < hp.spec->swa_pattern - 1) {
+      hp.layer_window[l] = static_cast<int32_t>(window);
+    }
+  }
+  H2O_ASSIGN_OR_RETURN(hp.rope_freq_base_swa, file.GetF32Or(p + "rope.freq_base_swa", 10000.0f));
+  if (!(hp.rope_freq_base_swa > 0.0f)) {
+    return Status::Error(fmt::format("bad rope.freq_base_swa {}", hp.rope_freq_base_swa));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<HParams> ReadHParams(const gguf::File& file) {
   HParams hp;
   H2O_ASSIGN_OR_RETURN(hp.arch, file.GetString("general.architecture"));
-  const ArchSpec* spec = nullptr;
-  for (const ArchSpec& a : kArchs) {
-    if (hp.arch == a.name) spec = &a;
-  }
-  if (spec == nullptr) {
-    return Status::Error(fmt::format("architecture '{}' is not supported (supported: {})", hp.arch,
-                                     SupportedArchs()));
-  }
-  hp.rope_mode = spec->rope_mode;
-  const std::string p = hp.arch + ".";
-  uint32_t u = 0;
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32(p + "context_length"));
-  hp.n_ctx_train = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32(p + "embedding_length"));
-  hp.n_embd = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32(p + "block_count"));
-  hp.n_layer = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32(p + "feed_forward_length"));
-  hp.n_ff = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32(p + "attention.head_count"));
-  hp.n_head = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32Or(p + "attention.head_count_kv", u));
-  hp.n_head_kv = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(hp.rms_eps, file.GetF32(p + "attention.layer_norm_rms_epsilon"));
-  H2O_ASSIGN_OR_RETURN(hp.rope_freq_base, file.GetF32Or(p + "rope.freq_base", 10000.0f));
-  if (!(hp.rope_freq_base > 0.0f)) {
-    return Status::Error(fmt::format("bad rope.freq_base {}", hp.rope_freq_base));
-  }
-  H2O_RETURN_IF_ERROR(ReadRopeScaling(file, p, hp));
-
-  if (hp.n_layer <= 0 || hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_ff <= 0 || hp.n_ctx_train <= 0) {
+  hp.spec = FindArch(hp.arch);
+  if (hp.spec == nullptr) {
     return Status::Error(
-        "hyperparameters must be positive (block_count, embedding_length, "
-        "head_count, feed_forward_length, context_length)");
+        fmt::format("architecture '{}' is not supported (supported: {})", hp.arch, ArchNames()));
   }
-  if (hp.n_head_kv <= 0 || hp.n_head % hp.n_head_kv != 0) {
+  const ArchSpec& spec = *hp.spec;
+  hp.rope_mode = spec.positions == PositionKind::kRopeNormal ? kernels::RopeMode::kNormal
+                                                             : kernels::RopeMode::kNeox;
+  const std::string p = hp.arch + ".";
+  H2O_ASSIGN_OR_RETURN(hp.n_ctx_train, ReadPositive(file, p + "context_length"));
+  H2O_ASSIGN_OR_RETURN(hp.n_embd, ReadPositive(file, p + "embedding_length"));
+  H2O_ASSIGN_OR_RETURN(hp.n_layer, ReadPositive(file, p + "block_count"));
+  H2O_ASSIGN_OR_RETURN(hp.n_ff, ReadPositive(file, p + "feed_forward_length"));
+  H2O_ASSIGN_OR_RETURN(hp.n_head, ReadPositive(file, p + "attention.head_count"));
+  hp.n_head_kv = hp.n_head;
+  if (file.Find(p + "attention.head_count_kv") != nullptr) {
+    H2O_ASSIGN_OR_RETURN(hp.n_head_kv, ReadPositive(file, p + "attention.head_count_kv"));
+  }
+  if (hp.n_head % hp.n_head_kv != 0) {
     return Status::Error(fmt::format("head_count {} is not a multiple of head_count_kv {}",
                                      hp.n_head, hp.n_head_kv));
+  }
+  H2O_ASSIGN_OR_RETURN(
+      hp.norm_eps, file.GetF32(p + (spec.norm == NormKind::kRms ? "attention.layer_norm_rms_epsilon"
+                                                                : "attention.layer_norm_epsilon")));
+  if (!(hp.norm_eps >= 0.0f) || !std::isfinite(hp.norm_eps)) {
+    return Status::Error(fmt::format("bad normalization epsilon {}", hp.norm_eps));
   }
   // Llama 3.2 and Gemma have heads wider than n_embd / n_head: the file says
   // so in key_length; without it, heads split the embedding evenly.
@@ -119,26 +122,59 @@ Result<HParams> ReadHParams(const gguf::File& file) {
     return Status::Error(fmt::format("embedding_length {} is not a multiple of head_count {}",
                                      hp.n_embd, hp.n_head));
   }
-  H2O_ASSIGN_OR_RETURN(
-      u, file.GetU32Or(p + "attention.key_length", static_cast<uint32_t>(hp.n_embd / hp.n_head)));
-  hp.head_dim = static_cast<int32_t>(u);
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32Or(p + "attention.value_length", u));
-  if (static_cast<int32_t>(u) != hp.head_dim) {
+  hp.head_dim = hp.n_embd / hp.n_head;
+  if (file.Find(p + "attention.key_length") != nullptr) {
+    H2O_ASSIGN_OR_RETURN(hp.head_dim, ReadPositive(file, p + "attention.key_length"));
+  }
+  H2O_ASSIGN_OR_RETURN(const uint32_t value_length,
+                       file.GetU32Or(p + "attention.value_length", hp.head_dim));
+  if (static_cast<int32_t>(value_length) != hp.head_dim) {
     return Status::Error(
         fmt::format("attention.value_length {} differs from key_length {}: "
                     "not supported",
-                    u, hp.head_dim));
+                    value_length, hp.head_dim));
   }
-  if (hp.head_dim <= 0) return Status::Error("attention.key_length must be positive");
-  H2O_ASSIGN_OR_RETURN(u, file.GetU32Or(p + "rope.dimension_count", hp.head_dim));
-  hp.n_rot = static_cast<int32_t>(u);
-  if (hp.n_rot != hp.head_dim) {
+  hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  // llama.cpp's Gemma 3 27B (62 layers) scales by n_embd / n_head instead,
+  // as gemma_pytorch's config does.
+  if (spec.name == "gemma3" && hp.n_layer == 62) {
+    hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head));
+  }
+  if (spec.embed_scale) hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  H2O_ASSIGN_OR_RETURN(hp.final_logit_softcap, file.GetF32Or(p + "final_logit_softcapping", 0.0f));
+  if (!(hp.final_logit_softcap >= 0.0f) || !std::isfinite(hp.final_logit_softcap)) {
+    return Status::Error(fmt::format("bad final_logit_softcapping {}", hp.final_logit_softcap));
+  }
+  if (spec.name == "gptneox") {
+    if (file.Find(p + "use_parallel_residual") == nullptr) {
+      return Status::Error(fmt::format("missing required key '{}use_parallel_residual'", p));
+    }
+    H2O_ASSIGN_OR_RETURN(hp.parallel_residual, file.GetBoolOr(p + "use_parallel_residual", false));
+  }
+  H2O_RETURN_IF_ERROR(ReadSlidingWindow(file, p, hp));
+
+  if (!spec.rotary()) {
+    hp.n_rot = 0;
+    return hp;
+  }
+  H2O_ASSIGN_OR_RETURN(hp.rope_freq_base, file.GetF32Or(p + "rope.freq_base", 10000.0f));
+  if (!(hp.rope_freq_base > 0.0f)) {
+    return Status::Error(fmt::format("bad rope.freq_base {}", hp.rope_freq_base));
+  }
+  H2O_RETURN_IF_ERROR(ReadRopeScaling(file, p, hp));
+  H2O_ASSIGN_OR_RETURN(const uint32_t n_rot,
+                       file.GetU32Or(p + "rope.dimension_count", hp.head_dim));
+  hp.n_rot = static_cast<int32_t>(n_rot);
+  // llama.cpp refuses partial rotary for llama too (its Q/K permutation
+  // assumes every dim rotates); GPT-NeoX rotates a fraction of each head.
+  if (spec.positions == PositionKind::kRopeNormal && hp.n_rot != hp.head_dim) {
+    return Status::Error(fmt::format("rope.dimension_count {} differs from the head dimension {}",
+                                     hp.n_rot, hp.head_dim));
+  }
+  if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0) {
     return Status::Error(
-        fmt::format("partial RoPE (rope.dimension_count {} != head dim {}) is "
-                    "not supported",
-                    hp.n_rot, hp.head_dim));
+        fmt::format("rope.dimension_count {} must be even and in [2, {}]", hp.n_rot, hp.head_dim));
   }
-  if (hp.head_dim % 2 != 0) return Status::Error("head dimension must be even for RoPE");
   if (hp.n_ctx_orig <= 0) hp.n_ctx_orig = hp.n_ctx_train;
   return hp;
 }

@@ -1,5 +1,5 @@
-// Hyperparameters of a decoder-only model, read from GGUF metadata. Each
-// supported architecture is a row of data (ArchSpec), not a code path.
+// Hyperparameters of a decoder-only model, read from GGUF metadata under the
+// keys of its architecture (model/arch.h).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "kernels/ops.h"
+#include "model/arch.h"
 
 namespace h2o {
 namespace gguf {
@@ -17,7 +18,8 @@ class File;
 enum class RopeScalingType { kNone, kLinear, kYarn };
 
 struct HParams {
-  std::string arch;  // "llama"
+  std::string arch;                // general.architecture: "llama", "qwen2", ...
+  const ArchSpec* spec = nullptr;  // FindArch(arch): static, never null once read
   int32_t n_vocab = 0;
   int32_t n_ctx_train = 0;  // {arch}.context_length
   int32_t n_embd = 0;
@@ -26,9 +28,17 @@ struct HParams {
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;  // {arch}.attention.key_length, default n_embd / n_head
   int32_t n_ff = 0;
-  int32_t n_rot = 0;  // rotated dims per head ({arch}.rope.dimension_count)
-  float rms_eps = 1e-5f;
+  int32_t n_rot = 0;       // rotated dims per head ({arch}.rope.dimension_count)
+  float norm_eps = 1e-5f;  // attention.layer_norm_rms_epsilon, or layer_norm_epsilon
+  // Per-token scale of the embeddings (Gemma: sqrt(n_embd)), of the
+  // attention logits (1 / sqrt(head_dim) but for Gemma 3 27B), and the
+  // final logits' soft cap cap * tanh(x / cap) (0: none).
+  float embed_scale = 1.0f;
+  float attn_scale = 0.0f;
+  float final_logit_softcap = 0.0f;
+  bool parallel_residual = false;  // GPT-NeoX: attention and FFN both read the layer input
   float rope_freq_base = 10000.0f;
+  float rope_freq_base_swa = 10000.0f;  // the windowed layers' own base (Gemma 3)
   kernels::RopeMode rope_mode = kernels::RopeMode::kNormal;
   // Context extension ({arch}.rope.scaling.*), as llama.cpp reads it: a file
   // without a scaling type scales linearly by its factor (default 1).

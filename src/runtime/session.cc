@@ -1,9 +1,9 @@
 #include "runtime/session.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
-
-#include <fmt/format.h>
 
 #include "runtime/kv_config.h"
 
@@ -19,25 +19,37 @@ uint64_t NextSessionId() {
 }  // namespace
 
 Result<std::unique_ptr<Session>> Session::Create(const Model& model,
-                                                  const SessionOptions& options) {
+                                                 const SessionOptions& options) {
   const HParams& hp = model.hparams();
   const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : hp.n_ctx_train;
   if (options.n_ctx < 0) return Status::Error(fmt::format("bad context size {}", options.n_ctx));
   if (options.n_threads < 1) {
     return Status::Error(fmt::format("bad thread count {} (need at least 1)", options.n_threads));
   }
-  if (options.max_chunk < 0) return Status::Error(fmt::format("bad chunk size {}", options.max_chunk));
+  if (options.max_chunk < 0)
+    return Status::Error(fmt::format("bad chunk size {}", options.max_chunk));
   if (options.kv_type != TensorType::kF32 && options.kv_type != TensorType::kF16) {
     return Status::Error("KV cache type must be f32 or f16");
   }
+  if (!hp.spec->rotary()) {
+    // Learned positions: a row of position_embd per position, no rotation.
+    if (options.kv_pos_shift) {
+      return Status::Error(
+          fmt::format("--kv-pos-shift re-rotates keys; {} has learned positions", hp.arch));
+    }
+    if (n_ctx > hp.n_ctx_train) {
+      return Status::Error(fmt::format("context size {} exceeds the {} positions {} has learned",
+                                       n_ctx, hp.n_ctx_train, hp.arch));
+    }
+  }
   const bool evicts = options.kv.policy != "full";
   if (options.kv_pos_shift && options.kv.policy != "sink" && options.kv.policy != "h2o") {
-    return Status::Error(fmt::format("--kv-pos-shift applies to the sink and h2o policies, not '{}'",
-                                     options.kv.policy));
+    return Status::Error(fmt::format(
+        "--kv-pos-shift applies to the sink and h2o policies, not '{}'", options.kv.policy));
   }
   if (evicts && options.kv.budget < 1) {
-    return Status::Error(fmt::format("KV budget of '{}' must be at least 1 token",
-                                     options.kv.Describe()));
+    return Status::Error(
+        fmt::format("KV budget of '{}' must be at least 1 token", options.kv.Describe()));
   }
   int32_t max_chunk = options.max_chunk > 0 ? options.max_chunk : n_ctx;
   if (!options.kv_pos_shift) max_chunk = std::min(max_chunk, n_ctx);
@@ -51,8 +63,7 @@ Result<std::unique_ptr<Session>> Session::Create(const Model& model,
   return std::unique_ptr<Session>(new Session(model, resolved, std::move(cache)));
 }
 
-Session::Session(const Model& model, const SessionOptions& options,
-                 std::unique_ptr<KvCache> cache)
+Session::Session(const Model& model, const SessionOptions& options, std::unique_ptr<KvCache> cache)
     : model_(model),
       id_(NextSessionId()),
       n_ctx_(options.n_ctx),
@@ -61,8 +72,8 @@ Session::Session(const Model& model, const SessionOptions& options,
       kv_plan_(options.kv),
       pool_(options.n_threads),
       cache_(std::move(cache)),
-      forward_(model, options.max_chunk, cache_->config().max_capacity(), options.kv_pos_shift,
-               options.n_threads) {}
+      forward_(model, options.max_chunk, cache_->config().max_capacity(), options.n_ctx,
+               options.kv_pos_shift, options.n_threads) {}
 
 Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {
   if (tokens.empty()) return Status::Error("no tokens to evaluate");
@@ -74,9 +85,10 @@ Status Session::Eval(std::span<const int32_t> tokens, LogitsFor which) {
   }
   const int64_t end = static_cast<int64_t>(n_past_) + static_cast<int64_t>(tokens.size());
   if (end > (unbounded_positions_ ? INT32_MAX : n_ctx_)) {
-    return Status::Error(fmt::format("context is full: {} + {} tokens exceed the context size {} "
-                                     "(raise it with -c, or use --kv-pos-shift with sink or h2o)",
-                                     n_past_, tokens.size(), n_ctx_));
+    return Status::Error(
+        fmt::format("context is full: {} + {} tokens exceed the context size {} "
+                    "(raise it with -c, or use --kv-pos-shift with sink or h2o)",
+                    n_past_, tokens.size(), n_ctx_));
   }
   if (which == LogitsFor::kAllTokens && tokens.size() > static_cast<size_t>(max_chunk_)) {
     return Status::Error("logits for every token need the tokens to fit in one chunk");
@@ -99,8 +111,7 @@ std::span<const float> Session::last_logits() const {
 
 void Session::Save(SessionSnapshot& snapshot) const {
   if (snapshot.cache == nullptr || snapshot.session_id != id_) {
-    snapshot.cache =
-        std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));
+    snapshot.cache = std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));
     snapshot.session_id = id_;
   }
   snapshot.cache->CopyFrom(*cache_);

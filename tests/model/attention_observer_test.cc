@@ -138,9 +138,9 @@ TEST(AttentionObserver, LayerZeroMatchesADoublePrecisionRecomputation) {
     const std::vector<double> x = Row(w.token_embd, ids[t]);
     double sum_sq = 0.0;
     for (double v : x) sum_sq += v * v;
-    const double scale = 1.0 / std::sqrt(sum_sq / hp.n_embd + hp.rms_eps);
+    const double scale = 1.0 / std::sqrt(sum_sq / hp.n_embd + hp.norm_eps);
     std::vector<double> normed(hp.n_embd);
-    for (int32_t i = 0; i < hp.n_embd; ++i) normed[i] = x[i] * scale * w.layers[0].attn_norm[i];
+    for (int32_t i = 0; i < hp.n_embd; ++i) normed[i] = x[i] * scale * w.layers[0].attn_norm.weight[i];
     q[t] = MatVec(w.layers[0].wq, normed);
     k[t] = MatVec(w.layers[0].wk, normed);
     for (int32_t h = 0; h < hp.n_head; ++h) Rope(&q[t][h * hp.head_dim], hp, t);

@@ -1,7 +1,9 @@
 // Random-weight GGUF models with real shapes (`h2o mkmodel`), so speed and
-// memory can be measured at any model size without downloading weights.
-// The file is a standard llama GGUF (tensor names, metadata, a synthetic
-// SentencePiece vocabulary) that llama.cpp could load as well.
+// memory can be measured at any model size without downloading weights,
+// and h2o.cpp compared with llama.cpp on architectures we have no trained
+// weights of. The file is a standard GGUF of its architecture (tensor
+// names, metadata, a synthetic SentencePiece vocabulary or a copied real
+// one) that llama.cpp loads as well.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 namespace h2o {
 
 struct MkModelOptions {
-  std::string arch = "llama";  // the only architecture so far
+  std::string arch = "llama";  // any of ArchNames() (model/arch.h)
   int64_t n_embd = 2048;       // defaults: TinyLlama-1.1B's shape
   int64_t n_layer = 22;
   int64_t n_head = 32;
@@ -30,8 +32,10 @@ struct MkModelOptions {
   std::string rope_scaling;
   float rope_factor = 1.0f;
   int64_t rope_orig_ctx = 0;
-  // "llama3": a rope_freqs.weight tensor with Llama 3.1's frequency factors
-  // (factor 8, low/high frequency factors 1 and 4, original context 8192).
+  // "llama3" (llama): a rope_freqs.weight tensor with Llama 3.1's frequency
+  // factors (factor 8, low/high frequency factors 1 and 4, original context
+  // 8192); "longrope" (phi3): synthetic rope_factors_long/short.weight,
+  // long applying past rope_orig_ctx.
   std::string rope_freqs;
   // Multiplies the weights of the output, attn_q and attn_k matrices, so
   // attention is peaked (positions matter) and the top logits stand further
@@ -40,6 +44,14 @@ struct MkModelOptions {
   float sharpen = 1.0f;
   // No output.weight: the output reuses token_embd (Llama 3.2, Gemma).
   bool tied = false;
+  // Norm weights are 1 + noise of this std (0: exactly 1), so a forward
+  // that skipped a norm's weight would show.
+  float norm_std = 0.0f;
+  // Rotated dims per head; 0: the whole head (gptneox: a quarter, Pythia's).
+  int64_t rope_dims = 0;
+  // gemma3: attention.sliding_window (every sixth layer stays global); 0:
+  // none.
+  int64_t window = 0;
   // A tokenizer to copy (every tokenizer.* key of this GGUF); the vocabulary
   // size is then its token count and n_vocab is ignored.
   std::string vocab_from;
@@ -48,6 +60,9 @@ struct MkModelOptions {
   int n_threads = 0;        // generating threads; 0: all hardware threads
 };
 
+// The head width the options give: head_dim, or n_embd / n_head.
+int64_t HeadDim(const MkModelOptions& options);
+
 // Checks the options without writing anything. Errors are one line naming
 // the flag (--dim, --heads, --type, ...).
 Status CheckMkModelOptions(const MkModelOptions& options);
@@ -55,21 +70,19 @@ Status CheckMkModelOptions(const MkModelOptions& options);
 // The --type names this build can write, comma-separated.
 std::string MkModelTypeNames();
 
-// Parameters (elements of all tensors) and the tensor-data bytes of the file
-// the options describe with a vocabulary of n_vocab tokens (options must
-// pass CheckMkModelOptions).
+// Parameters (elements of all tensors) and tensor-data bytes of a file.
 struct MkModelSize {
   int64_t n_params = 0;
   uint64_t data_bytes = 0;
 };
-MkModelSize EstimateMkModel(const MkModelOptions& options, int64_t n_vocab);
 
 // Writes the model. Weights are a pure function of (seed, tensor name, row):
 // the same options give byte-identical files on every platform (a
 // std::mt19937_64 stream per row, turned into approximately normal values
 // with std 0.02 by integer arithmetic, no library distributions), and the
 // files of two types from one seed hold the same values up to rounding.
-// Norm weights are 1.0 and stay F32. Tensor data is generated while the
+// Norm weights (1.0, or 1 + noise with norm_std), biases and position
+// embeddings stay F32. Tensor data is generated while the
 // file is written, one tensor at a time, so memory stays near the largest
 // tensor's size. Returns the size written. Errors: those of
 // CheckMkModelOptions, the --vocab-from file's, or the output path ("path:

@@ -83,7 +83,7 @@ TEST_F(MkModel, EachTypeLoadsWithItsShapeAndGeneratesFiniteLogits) {
     EXPECT_EQ(hp.n_ff, 96);
     EXPECT_EQ(hp.n_vocab, 300);
     EXPECT_EQ(hp.n_ctx_train, 128);
-    EXPECT_FLOAT_EQ(hp.rms_eps, 1e-5f);
+    EXPECT_FLOAT_EQ(hp.norm_eps, 1e-5f);
     EXPECT_FLOAT_EQ(hp.rope_freq_base, 10000.0f);
     EXPECT_FALSE((*model)->weights().tied_output);
 
@@ -395,7 +395,26 @@ TEST_F(MkModel, BadOptionsGiveOneLineErrors) {
        },
        "multiples of 32"},
       {[](MkModelOptions& o) { o.type = "q6_k"; }, "unknown --type 'q6_k'"},
-      {[](MkModelOptions& o) { o.arch = "gpt2"; }, "unsupported --arch 'gpt2'"},
+      {[](MkModelOptions& o) { o.arch = "mamba"; }, "unsupported --arch 'mamba'"},
+      {[](MkModelOptions& o) {
+         o.arch = "gpt2";
+         o.rope_base = 500000.0f;
+       },
+       "--arch gpt2 has learned positions"},
+      {[](MkModelOptions& o) {
+         o.arch = "gptneox";
+         o.tied = true;
+       },
+       "no --tied"},
+      {[](MkModelOptions& o) { o.window = 16; }, "no sliding-window layers"},
+      {[](MkModelOptions& o) { o.rope_dims = 8; }, "rotates whole heads"},
+      {[](MkModelOptions& o) {
+         o.arch = "qwen2";
+         o.rope_dims = 7;
+       },
+       "--rope-dims 7 must be even"},
+      {[](MkModelOptions& o) { o.rope_freqs = "longrope"; }, "unknown --rope-freqs 'longrope'"},
+      {[](MkModelOptions& o) { o.norm_std = -1; }, "--norm-std must be 0 or more"},
       {[](MkModelOptions& o) { o.n_vocab = 258; }, "--vocab 258 is too small"},
       {[](MkModelOptions& o) { o.n_layer = 0; }, "--layers must be positive"},
       {[](MkModelOptions& o) { o.n_ctx = -1; }, "--ctx must be positive"},

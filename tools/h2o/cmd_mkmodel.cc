@@ -10,6 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert/mkmodel.h"
+#include "model/arch.h"
 
 namespace h2o::cli {
 
@@ -17,7 +18,7 @@ Command RegisterMkModel(CLI::App& app) {
   auto o = std::make_shared<MkModelOptions>();
   CLI::App* cmd = app.add_subcommand(
       "mkmodel", "write a random-weight GGUF model of a given shape (defaults: TinyLlama-1.1B)");
-  cmd->add_option("--arch", o->arch, "architecture (llama)")->capture_default_str();
+  cmd->add_option("--arch", o->arch, "architecture: " + ArchNames())->capture_default_str();
   cmd->add_option("--dim", o->n_embd, "embedding length")->capture_default_str();
   cmd->add_option("--layers", o->n_layer, "blocks")->capture_default_str();
   cmd->add_option("--heads", o->n_head, "attention heads")->capture_default_str();
@@ -36,7 +37,14 @@ Command RegisterMkModel(CLI::App& app) {
   cmd->add_option("--rope-orig-ctx", o->rope_orig_ctx,
                   "context the extension starts from (default: --ctx)");
   cmd->add_option("--rope-freqs", o->rope_freqs,
-                  "llama3: add Llama 3.1's rope_freqs.weight frequency factors");
+                  "llama3: Llama 3.1's rope_freqs.weight (llama); longrope: synthetic "
+                  "rope_factors_long/short.weight (phi3)");
+  cmd->add_option("--rope-dims", o->rope_dims,
+                  "rotated dims per head (default: all; gptneox: a quarter)");
+  cmd->add_option("--window", o->window,
+                  "gemma3: attention.sliding_window (every sixth layer stays global)");
+  cmd->add_option("--norm-std", o->norm_std, "norm weights are 1 + noise of this std")
+      ->capture_default_str();
   cmd->add_option("--sharpen", o->sharpen,
                   "scale the output matrix, so the top logits stand apart (stable greedy ids)")
       ->capture_default_str();
@@ -62,9 +70,10 @@ Command RegisterMkModel(CLI::App& app) {
             const std::string params_text = params >= 1e9   ? fmt::format("{:.2f}B", params * 1e-9)
                                             : params >= 1e6 ? fmt::format("{:.1f}M", params * 1e-6)
                                                             : fmt::format("{:.1f}K", params * 1e-3);
-            std::fprintf(stderr, "wrote %s: llama, %s params, %s, %s of weights in %.1f s\n",
-                         o->output_path.c_str(), params_text.c_str(), o->type.c_str(),
-                         FormatBytes(static_cast<double>(size.data_bytes)).c_str(), seconds);
+            std::fprintf(stderr, "wrote %s: %s, %s params, %s, %s of weights in %.1f s\n",
+                         o->output_path.c_str(), o->arch.c_str(), params_text.c_str(),
+                         o->type.c_str(), FormatBytes(static_cast<double>(size.data_bytes)).c_str(),
+                         seconds);
             return 0;
           }};
 }

@@ -95,6 +95,30 @@ for qtype in q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_m q4_k_m q5_k_m q6_k; do
   measure "$qtype" "$file" ""
 done
 
+# Every other architecture as f32 and f16 mkmodel files (small shapes,
+# sharpened, norm weights jittered so a skipped norm weight shows).
+for arch in qwen2 qwen3 phi3 gemma3 gptneox gpt2; do
+  case $arch in
+    gemma3) shape="--layers 6 --heads 4 --kv-heads 1 --head-dim 128 --window 32 --tied" ;;
+    gpt2) shape="--layers 2 --heads 4 --kv-heads 4" ;;
+    *) shape="--layers 2 --heads 4 --kv-heads 2" ;;
+  esac
+  for type in f32 f16; do
+    options="--arch $arch --dim 256 $shape --ffn 512 --vocab 512 --ctx 512 --sharpen 4 --norm-std 0.1 --seed 1 --type $type"
+    # shellcheck disable=SC2086
+    "$h2o" mkmodel $options -o "$work/${arch}_$type.gguf" 2>/dev/null
+    measure "${arch}_$type" "$work/${arch}_$type.gguf" "$options"
+  done
+done
+# Phi-3 LongRoPE: the long factors apply when the context (256 here) passes
+# the original one.
+for orig in 128 512; do
+  options="--arch phi3 --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --vocab 512 --ctx 512 --sharpen 4 --norm-std 0.1 --seed 1 --rope-freqs longrope --rope-orig-ctx $orig --type f32"
+  # shellcheck disable=SC2086
+  "$h2o" mkmodel $options -o "$work/phi3_longrope_$orig.gguf" 2>/dev/null
+  measure "phi3_longrope_orig$orig" "$work/phi3_longrope_$orig.gguf" "$options"
+done
+
 # Llama 3: perplexity over the opening of War and Peace (public domain; the
 # first 3000 bytes of ../shared/tokenizers/war_and_peace_1mb.txt, committed
 # as text.txt), greedy after a sentence of it.

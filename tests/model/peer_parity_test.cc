@@ -37,7 +37,12 @@ MkModelOptions ParseMkModelFlags(const std::string& flags, const std::string& ou
   o.n_threads = 2;
   std::istringstream in(flags);
   std::string flag, value;
-  while (in >> flag >> value) {
+  while (in >> flag) {
+    if (flag == "--tied") {
+      o.tied = true;
+      continue;
+    }
+    in >> value;
     if (flag == "--dim")
       o.n_embd = std::stoll(value);
     else if (flag == "--layers")
@@ -68,6 +73,14 @@ MkModelOptions ParseMkModelFlags(const std::string& flags, const std::string& ou
       o.rope_factor = std::stof(value);
     else if (flag == "--rope-orig-ctx")
       o.rope_orig_ctx = std::stoll(value);
+    else if (flag == "--arch")
+      o.arch = value;
+    else if (flag == "--norm-std")
+      o.norm_std = std::stof(value);
+    else if (flag == "--rope-dims")
+      o.rope_dims = std::stoll(value);
+    else if (flag == "--window")
+      o.window = std::stoll(value);
     else if (flag == "--head-dim")
       o.head_dim = std::stoll(value);
     else if (flag == "--vocab-from")
@@ -144,9 +157,12 @@ std::vector<int32_t> PerplexityIds(const json& entry, const Tokenizer& tokenizer
   return ids;
 }
 
-// llama-perplexity's windows (llb ppl): within 2e-3 of llama.cpp's
-// perplexity (the issue's bound; the engines round activations
-// differently), 1e-5 where neither rounds (f32 weights).
+// llama-perplexity's windows (llb ppl). Quantized files: perplexity within
+// 2e-3 of llama.cpp's (the engines quantize activations differently);
+// mkmodel files: mean NLL within 1e-5 (f32 weights: neither engine rounds
+// but for llama.cpp's fp16 GELU table) or 1e-3 (f16: llama.cpp rounds
+// activations to f16 for its dots) relative, the bounds of issue #11 (1e-4
+// for f32 there) tightened where the measurements allow.
 TEST_P(PeerParity, WindowedPerplexity) {
   const json& entry = GetParam();
   const std::unique_ptr<Model> model = LoadEntryModel();
@@ -166,10 +182,15 @@ TEST_P(PeerParity, WindowedPerplexity) {
     total.Add((*scores)[0].nll);
   }
   EXPECT_EQ(total.tokens, entry["tokens_scored"].get<int64_t>());
-  const double want = entry["ppl"];
-  const double tolerance = IsF32Model(entry) ? 1e-5 : 2e-3;
-  EXPECT_NEAR(total.perplexity() / want, 1.0, tolerance)
-      << "h2o " << total.perplexity() << " vs llama.cpp " << want;
+  if (entry.contains("file")) {
+    const double want = entry["ppl"];
+    EXPECT_NEAR(total.perplexity() / want, 1.0, 2e-3)
+        << "h2o ppl " << total.perplexity() << " vs llama.cpp " << want;
+  } else {
+    const double want = entry["mean_nll"];
+    EXPECT_NEAR(total.mean() / want, 1.0, IsF32Model(entry) ? 1e-5 : 1e-3)
+        << "h2o mean NLL " << total.mean() << " vs llama.cpp " << want;
+  }
 }
 
 // llama.cpp's greedy continuation, fed back token by token: at every step

@@ -65,6 +65,7 @@ constexpr std::array<ArchSpec, 7> kArchs = {{
      .ffn = FfnKind::kGelu,
      .positions = PositionKind::kRopeNeox,
      .fused_qkv = true,
+     .parallel_residual_key = true,
      .tensors = kGptNeox},
     {.name = "gpt2",
      .norm = NormKind::kLayer,

@@ -71,6 +71,9 @@ struct ArchSpec {
   // rope base (rope.freq_base_swa, default 10000).
   bool embed_scale = false;
   int32_t swa_pattern = 0;
+  // GPT-NeoX: {arch}.use_parallel_residual (required) says whether the FFN
+  // reads the layer input rather than the attention's sum.
+  bool parallel_residual_key = false;
   // Tensors beyond token_embd, output_norm, attn_norm, attn_output, ffn_norm
   // and the matrices of attention and the FFN, which every architecture has.
   std::span<const TensorNeed> tensors;

@@ -145,7 +145,7 @@ Result<HParams> ReadHParams(const gguf::File& file) {
   if (!(hp.final_logit_softcap >= 0.0f) || !std::isfinite(hp.final_logit_softcap)) {
     return Status::Error(fmt::format("bad final_logit_softcapping {}", hp.final_logit_softcap));
   }
-  if (spec.name == "gptneox") {
+  if (spec.parallel_residual_key) {
     if (file.Find(p + "use_parallel_residual") == nullptr) {
       return Status::Error(fmt::format("missing required key '{}use_parallel_residual'", p));
     }

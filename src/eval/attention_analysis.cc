@@ -117,6 +117,7 @@ Result<AttentionAnalysis> AnalyzeAttention(const Model& model, std::span<const i
       local_heavy.push_back(PositionsBelow(local->cache(), l, g, window_start));
     }
     analysis.layers.push_back(SummarizeLayer(collector, l, local_heavy, options.local.heavy));
+    analysis.layers.back().window = hp.window(l);
   }
   return analysis;
 }

@@ -42,6 +42,10 @@ struct AttentionAnalysisOptions {
 };
 
 struct LayerAnalysis {
+  // The layer's sliding window (0: global). A windowed layer's attention is
+  // sparse by construction and its cache keeps only the window, so the
+  // means over layers leave it out when the model has global layers.
+  int32_t window = 0;
   double sparsity = 0.0;              // mean of head_sparsity
   std::vector<double> head_sparsity;  // [n_head]
   // Rank r (1-based) at index r-1: the mean over query heads of each

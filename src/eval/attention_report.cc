@@ -23,11 +23,23 @@ double ChanceOverlap(const AttentionAnalysis& a) {
   return a.n_tokens > 0 ? std::min(1.0, static_cast<double>(a.heavy) / a.n_tokens) : 0.0;
 }
 
+bool HasGlobalLayer(const AttentionAnalysis& a) {
+  return std::any_of(a.layers.begin(), a.layers.end(),
+                     [](const LayerAnalysis& l) { return l.window == 0; });
+}
+
+// Over the global layers, or every layer when all are windowed.
 template <typename Field>
 double MeanOverLayers(const AttentionAnalysis& a, Field field) {
+  const bool global_only = HasGlobalLayer(a);
   double sum = 0.0;
-  for (const LayerAnalysis& layer : a.layers) sum += field(layer);
-  return a.layers.empty() ? 0.0 : sum / static_cast<double>(a.layers.size());
+  size_t n = 0;
+  for (const LayerAnalysis& layer : a.layers) {
+    if (global_only && layer.window > 0) continue;
+    sum += field(layer);
+    ++n;
+  }
+  return n == 0 ? 0.0 : sum / static_cast<double>(n);
 }
 
 // x = layer index, y = field(layer).
@@ -50,6 +62,7 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& so
     nlohmann::json head_fits = nlohmann::json::array();
     for (const PowerLawFit& fit : layer.head_fits) head_fits.push_back(FitJson(fit));
     layers.push_back({{"layer", l},
+                      {"window", layer.window},
                       {"sparsity", layer.sparsity},
                       {"head_sparsity", layer.head_sparsity},
                       {"power_law", FitJson(layer.fit)},
@@ -78,7 +91,8 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& so
         {"chance_overlap", ChanceOverlap(a)}}},
       {"layers", layers},
       {"mean",
-       {{"sparsity", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.sparsity; })},
+       {{"over", HasGlobalLayer(a) ? "global layers (window 0)" : "all layers"},
+        {"sparsity", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.sparsity; })},
         {"alpha", std::isfinite(mean_alpha) ? nlohmann::json(mean_alpha) : nlohmann::json()},
         {"heavy_overlap", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.overlap; })}}}};
 }

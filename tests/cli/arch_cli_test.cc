@@ -102,6 +102,28 @@ TEST_F(ArchCli, SlidingWindowLayersKeepTheirWindow) {
   }
 }
 
+// h2o analyze: windowed layers are marked and left out of the means (their
+// attention is sparse by construction), so the paper's statistics describe
+// the global layers.
+TEST_F(ArchCli, AnalyzeMeansCoverTheGlobalLayers) {
+  const std::string model = Make("gemma3", "--layers 7 --window 8");
+  const std::string ids = Path("analyze_ids.txt");
+  {
+    std::ofstream out(ids);
+    for (int i = 0; i < 64; ++i) out << 3 + (i * 53) % 290 << ' ';
+  }
+  const auto r =
+      RunH2o("analyze -m " + model + " --token-file " + ids + " --json --out " + Path("analysis"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto a = nlohmann::json::parse(testing::ReadFileOrEmpty(Path("analysis/analysis.json")));
+  EXPECT_EQ(a["layers"][0]["window"], 8);
+  EXPECT_EQ(a["layers"][5]["window"], 0);
+  EXPECT_EQ(a["mean"]["over"], "global layers (window 0)");
+  EXPECT_DOUBLE_EQ(a["mean"]["sparsity"].get<double>(), a["layers"][5]["sparsity"].get<double>());
+  EXPECT_DOUBLE_EQ(a["mean"]["heavy_overlap"].get<double>(),
+                   a["layers"][5]["heavy_overlap"].get<double>());
+}
+
 TEST_F(ArchCli, OptionsThatMakeNoSenseForTheArchitecture) {
   const std::string gpt2 = Make("gpt2", "--layers 2");
   ExpectOneErrorLine(

@@ -98,13 +98,14 @@ void PrintSummary(const AttentionAnalysis& a, const nlohmann::json& report, cons
   std::printf("%5s  %9s  %7s  %6s  %8s\n", "layer", "sparsity", "alpha", "r^2", "overlap");
   for (size_t l = 0; l < a.layers.size(); ++l) {
     const LayerAnalysis& layer = a.layers[l];
-    std::printf("%5zu  %9.4f  %7.3f  %6.3f  %8.4f\n", l, layer.sparsity, layer.fit.alpha,
-                layer.fit.r_squared, layer.overlap);
+    std::printf("%5zu  %9.4f  %7.3f  %6.3f  %8.4f%s\n", l, layer.sparsity, layer.fit.alpha,
+                layer.fit.r_squared, layer.overlap,
+                layer.window > 0 ? fmt::format("  (window {})", layer.window).c_str() : "");
   }
   const nlohmann::json& mean = report["mean"];
-  std::printf("%5s  %9.4f  %7.3f  %6s  %8.4f\n", "mean", mean["sparsity"].get<double>(),
+  std::printf("%5s  %9.4f  %7.3f  %6s  %8.4f  (%s)\n", "mean", mean["sparsity"].get<double>(),
               mean["alpha"].is_number() ? mean["alpha"].get<double>() : NAN, "",
-              mean["heavy_overlap"].get<double>());
+              mean["heavy_overlap"].get<double>(), mean["over"].get<std::string>().c_str());
   std::printf("sparsity: fraction of attention entries below %g%% of their row's max\n",
               100 * a.sparsity_ratio);
   std::printf("alpha: power-law exponent of accumulated attention vs rank (ranks 1..%d)\n",

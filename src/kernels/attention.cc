@@ -4,38 +4,28 @@
 #include <limits>
 
 #include "core/status.h"
+#include "kernels/attention_runs.h"
 #include "kernels/dispatch.h"
 
 namespace h2o::kernels {
 namespace {
 
-// Calls fn(begin, end) for each maximal run of slots visible to the query
-// (AttendGroup's rule) whose rows are contiguous (runs break at n_home).
-// Decode sees one or two runs (the filled slots); a prefill chunk splits
-// them where its later tokens sit, and a window where its oldest tokens
-// are still cached.
+// The runs of slots visible to a query at query_pos (AttendGroup's rule).
 template <typename Fn>
 void ForEachVisibleRun(const KvSlots& kv, int32_t query_pos, int32_t window, Fn fn) {
-  // The oldest visible position, never below 0, so that empty slots (pos <
-  // 0) fall outside too; 64-bit so that query_pos - window cannot wrap.
-  const int64_t oldest = window > 0 ? std::max<int64_t>(0, int64_t{query_pos} - window + 1) : 0;
-  auto visible = [&](int32_t s) { return kv.pos[s] >= oldest && kv.pos[s] <= query_pos; };
-  int32_t s = 0;
-  while (s < kv.n_slots) {
-    while (s < kv.n_slots && !visible(s)) ++s;
-    const int32_t begin = s;
-    const int32_t limit = begin < kv.n_home ? std::min(kv.n_slots, kv.n_home) : kv.n_slots;
-    while (s < limit && visible(s)) ++s;
-    if (begin < s) fn(begin, s);
-  }
+  ForEachRunInPositions(kv, OldestVisible(query_pos, window), query_pos, fn);
 }
 
 }  // namespace
 
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos,
-                 int32_t window, float scale, const GroupAttentionOutputs& o) {
+                 int32_t window, float scale, const GroupAttentionOutputs& outputs) {
+  AttendGroup(ActiveKernels(), q, n_group, kv, query_pos, window, scale, outputs);
+}
+
+void AttendGroup(const KernelTable& kt, const float* q, int32_t n_group, const KvSlots& kv,
+                 int32_t query_pos, int32_t window, float scale, const GroupAttentionOutputs& o) {
   H2O_CHECK(window >= 0);
-  const KernelTable& kt = ActiveKernels();
   const int32_t d = kv.head_dim;
   const int32_t n = kv.n_slots;
   const ScoreRowsFn score_rows = kt.KvFor(kv.k_type).score_rows;

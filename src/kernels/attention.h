@@ -56,4 +56,11 @@ struct GroupAttentionOutputs {
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos,
                  int32_t window, float scale, const GroupAttentionOutputs& outputs);
 
+struct KernelTable;
+// The same on the backend `kernels` (ActiveKernels() above), so that tests
+// can hold every backend to the same results.
+void AttendGroup(const KernelTable& kernels, const float* q, int32_t n_group, const KvSlots& kv,
+                 int32_t query_pos, int32_t window, float scale,
+                 const GroupAttentionOutputs& outputs);
+
 }  // namespace h2o::kernels

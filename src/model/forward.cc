@@ -11,19 +11,17 @@
 
 namespace h2o {
 
-ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capacity, int32_t n_ctx,
-                         bool pos_shift, int n_threads)
+ForwardPass::ForwardPass(const Model& model, int32_t max_rows, int n_threads)
     : model_(model),
       spec_(*model.hparams().spec),
-      max_chunk_(max_chunk),
-      kv_capacity_(kv_capacity),
-      pos_shift_(pos_shift),
-      ropes_(model.LayerRopes(n_ctx)) {
-  H2O_CHECK(!pos_shift || spec_.rotary());
+      max_rows_(max_rows),
+      n_parts_(std::max(1, n_threads)) {
   const HParams& hp = model.hparams();
-  const size_t n = static_cast<size_t>(max_chunk);
+  H2O_CHECK(max_rows >= 1);
+  const size_t n = static_cast<size_t>(max_rows);
   const size_t q_dim = static_cast<size_t>(hp.q_dim());
   const size_t kv_dim = static_cast<size_t>(hp.kv_dim());
+  row_pos_.resize(n);
   x_.resize(n * hp.n_embd);
   xb_.resize(n * hp.n_embd);
   q_.resize(n * q_dim);
@@ -35,14 +33,20 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_chunk, int32_t kv_capac
   ffn_out_.resize(n * hp.n_embd);
   gate_.resize(n * hp.n_ff);
   up_.resize(n * hp.n_ff * (spec_.fused_gate_up ? 2 : 1));
-  logits_.resize(n * hp.n_vocab);
   const int64_t widest_input = std::max<int64_t>({hp.n_embd, hp.n_ff, static_cast<int64_t>(q_dim)});
   matmul_scratch_.resize(
-      static_cast<size_t>(kernels::MatMulScratchFloats(widest_input, max_chunk, n_threads)));
-  probs_.resize(static_cast<size_t>(hp.n_head) * kv_capacity);
-  if (pos_shift_) {
-    rotated_k_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity * hp.head_dim);
-    slot_order_.resize(static_cast<size_t>(hp.n_head_kv) * kv_capacity);
+      static_cast<size_t>(kernels::MatMulScratchFloats(widest_input, max_rows, n_parts_)));
+}
+
+void ForwardPass::ReserveKvCapacity(int32_t kv_capacity) {
+  if (kv_capacity <= kv_capacity_) return;
+  const HParams& hp = model_.hparams();
+  kv_capacity_ = kv_capacity;
+  const size_t parts = static_cast<size_t>(n_parts_);
+  probs_.resize(parts * hp.n_group() * kv_capacity);
+  if (spec_.rotary()) {
+    rotated_k_.resize(parts * kv_capacity * hp.head_dim);
+    slot_order_.resize(parts * kv_capacity);
   }
 }
 
@@ -69,33 +73,37 @@ void ForwardPass::Norm(const NormWeights& w, const float* x, float* out, int32_t
   }
 }
 
-void ForwardPass::Embed(std::span<const int32_t> tokens, int32_t pos0) {
+void ForwardPass::Embed(std::span<const ForwardItem> items) {
   const HParams& hp = model_.hparams();
   const ModelWeights& w = model_.weights();
   const int32_t n_embd = hp.n_embd;
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    float* x = &x_[t * n_embd];
-    const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
-                      static_cast<size_t>(tokens[t]) * w.token_embd.row_bytes();
-    kernels::DequantizeRow(w.token_embd.type, row, x, n_embd);
-    if (w.position_embd.data != nullptr) {
-      const int32_t pos = pos0 + static_cast<int32_t>(t);
-      H2O_CHECK(pos < w.position_embd.rows);
-      float* p = &xb_[t * n_embd];  // free until the first norm
-      kernels::DequantizeRow(w.position_embd.type,
-                             static_cast<const uint8_t*>(w.position_embd.data) +
-                                 static_cast<size_t>(pos) * w.position_embd.row_bytes(),
-                             p, n_embd);
-      for (int32_t i = 0; i < n_embd; ++i) x[i] += p[i];
-    }
-    if (hp.embed_scale != 1.0f) {
-      for (int32_t i = 0; i < n_embd; ++i) x[i] *= hp.embed_scale;
+  size_t r = 0;
+  for (const ForwardItem& item : items) {
+    for (size_t t = 0; t < item.tokens.size(); ++t, ++r) {
+      row_pos_[r] = item.pos0 + static_cast<int32_t>(t);
+      float* x = &x_[r * n_embd];
+      const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
+                        static_cast<size_t>(item.tokens[t]) * w.token_embd.row_bytes();
+      kernels::DequantizeRow(w.token_embd.type, row, x, n_embd);
+      if (w.position_embd.data != nullptr) {
+        H2O_CHECK(row_pos_[r] < w.position_embd.rows);
+        float* p = &xb_[r * n_embd];  // free until the first norm
+        kernels::DequantizeRow(w.position_embd.type,
+                               static_cast<const uint8_t*>(w.position_embd.data) +
+                                   static_cast<size_t>(row_pos_[r]) * w.position_embd.row_bytes(),
+                               p, n_embd);
+        for (int32_t i = 0; i < n_embd; ++i) x[i] += p[i];
+      }
+      if (hp.embed_scale != 1.0f) {
+        for (int32_t i = 0; i < n_embd; ++i) x[i] *= hp.embed_scale;
+      }
     }
   }
 }
 
-void ForwardPass::ProjectQkv(const LayerWeights& lw, int32_t layer, int32_t n, int32_t pos0,
-                             int32_t rank0, kernels::ThreadPool* pool) {
+void ForwardPass::ProjectQkv(const LayerWeights& lw, int32_t layer,
+                             std::span<const ForwardItem> items, int32_t n,
+                             kernels::ThreadPool* pool) {
   const HParams& hp = model_.hparams();
   const int32_t hd = hp.head_dim;
   const size_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim();
@@ -130,13 +138,23 @@ void ForwardPass::ProjectQkv(const LayerWeights& lw, int32_t layer, int32_t n, i
       kernels::RmsNorm(&k_[h * hd], lw.k_norm.data(), &k_[h * hd], hd, hp.norm_eps);
     }
   }
-  if (ropes_.empty()) return;
-  // Queries at their absolute position (pos-shift: at their rank); keys
-  // likewise, or, with pos-shift, later at attention time.
-  const kernels::RopeParams rope = ropes_[layer]->params();
-  for (int32_t t = 0; t < n; ++t) {
-    kernels::RopeInPlace(&q_[t * q_dim], hp.n_head, hd, pos_shift_ ? rank0 + t : pos0 + t, rope);
-    if (!pos_shift_) kernels::RopeInPlace(&k_[t * kv_dim], hp.n_head_kv, hd, pos0 + t, rope);
+  // Queries at their absolute position (pos-shift: at their rank in the
+  // cache, the same for every KV head); keys likewise, or, with pos-shift,
+  // later at attention time.
+  size_t r = 0;
+  for (const ForwardItem& item : items) {
+    if (item.ropes.empty()) {
+      r += item.tokens.size();
+      continue;
+    }
+    const kernels::RopeParams rope = item.ropes[layer]->params();
+    const int32_t rank0 = item.pos_shift ? item.cache->count(layer, 0) : 0;
+    for (size_t t = 0; t < item.tokens.size(); ++t, ++r) {
+      const int32_t pos = row_pos_[r];
+      kernels::RopeInPlace(&q_[r * q_dim], hp.n_head, hd,
+                           item.pos_shift ? rank0 + static_cast<int32_t>(t) : pos, rope);
+      if (!item.pos_shift) kernels::RopeInPlace(&k_[r * kv_dim], hp.n_head_kv, hd, pos, rope);
+    }
   }
 }
 
@@ -177,15 +195,15 @@ void ForwardPass::FeedForward(const LayerWeights& lw, int32_t n, kernels::Thread
   if (!lw.ffn_post_norm.weight.empty()) Norm(lw.ffn_post_norm, ffn_out_.data(), ffn_out_.data(), n);
 }
 
-KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t layer, int32_t g) {
-  int32_t* order = &slot_order_[static_cast<size_t>(g) * kv_capacity_];
-  float* rotated = &rotated_k_[static_cast<size_t>(g) * kv_capacity_ * kv.head_dim];
+KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, const kernels::RopeParams& rope,
+                                         int32_t part) {
+  int32_t* order = &slot_order_[static_cast<size_t>(part) * kv_capacity_];
+  float* rotated = &rotated_k_[static_cast<size_t>(part) * kv_capacity_ * kv.head_dim];
   int32_t n_present = 0;
   for (int32_t s = 0; s < kv.n_slots; ++s) {
     if (kv.pos[s] >= 0) order[n_present++] = s;
   }
   std::sort(order, order + n_present, [&](int32_t a, int32_t b) { return kv.pos[a] < kv.pos[b]; });
-  const kernels::RopeParams rope = ropes_[layer]->params();
   for (int32_t rank = 0; rank < n_present; ++rank) {
     const int32_t s = order[rank];
     float* row = rotated + static_cast<size_t>(s) * kv.head_dim;
@@ -199,70 +217,144 @@ KvHeadView ForwardPass::RotateKeysByRank(const KvHeadView& kv, int32_t layer, in
   return view;
 }
 
-void ForwardPass::AttendHead(KvCache& cache, int32_t l, int32_t g, int32_t n, int32_t pos0) {
+void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, int32_t g,
+                             int32_t part) {
   const HParams& hp = model_.hparams();
   const int32_t hd = hp.head_dim;
   const int32_t n_group = hp.n_group();
   const size_t q_dim = hp.q_dim();
-  const KvHeadView view = pos_shift_ ? RotateKeysByRank(cache.View(l, g), l, g) : cache.View(l, g);
+  KvCache& cache = *item.cache;
+  KvHeadView view = cache.View(l, g);
+  H2O_CHECK(view.n_slots <= kv_capacity_);
+  if (item.pos_shift) view = RotateKeysByRank(view, item.ropes[l]->params(), part);
   float* step = cache.step_attention(l, g);
   // TOVA ranks by the newest query's attention alone.
   if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);
   kernels::GroupAttentionOutputs outputs;
-  outputs.probs = &probs_[static_cast<size_t>(g) * n_group * kv_capacity_];
+  outputs.probs = &probs_[static_cast<size_t>(part) * n_group * kv_capacity_];
   outputs.score_accum = cache.scores(l, g);
+  const int32_t n = static_cast<int32_t>(item.tokens.size());
+  const size_t first_head = static_cast<size_t>(g) * n_group * hd;
   for (int32_t t = 0; t < n; ++t) {
-    const size_t first_head = static_cast<size_t>(g) * n_group * hd;
-    outputs.out = &attn_out_[t * q_dim + first_head];
+    const size_t r = static_cast<size_t>(row0 + t);
+    outputs.out = &attn_out_[r * q_dim + first_head];
     outputs.step_attention = t == n - 1 ? step : nullptr;
-    kernels::AttendGroup(&q_[t * q_dim + first_head], n_group, view, pos0 + t, hp.window(l),
+    kernels::AttendGroup(&q_[r * q_dim + first_head], n_group, view, row_pos_[r], hp.window(l),
                          hp.attn_scale, outputs);
-    if (observer_ != nullptr) {
+    if (item.observer != nullptr) {
       const size_t n_slots = static_cast<size_t>(view.n_slots);
       for (int32_t j = 0; j < n_group; ++j) {
-        observer_->OnAttention(l, g * n_group + j, pos0 + t, {view.pos, n_slots},
-                               {outputs.probs + j * n_slots, n_slots});
+        item.observer->OnAttention(l, g * n_group + j, row_pos_[r], {view.pos, n_slots},
+                                   {outputs.probs + j * n_slots, n_slots});
       }
     }
   }
 }
 
-void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& cache,
-                      LogitsFor which, kernels::ThreadPool* pool) {
+void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels::ThreadPool* pool) {
   const HParams& hp = model_.hparams();
-  const ModelWeights& w = model_.weights();
-  const int32_t n = static_cast<int32_t>(tokens.size());
-  H2O_CHECK(n >= 1 && n <= max_chunk_);
-  const size_t n_values = static_cast<size_t>(n) * hp.n_embd;
   const int32_t hd = hp.head_dim;
   const int32_t kv_dim = hp.kv_dim();
-
-  Embed(tokens, pos0);
-  for (int32_t l = 0; l < hp.n_layer; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    // Every KV head holds the same number of tokens, so a query's rank in
-    // the cache is the same for all heads.
-    const int32_t rank0 = pos_shift_ ? cache.count(l, 0) : 0;
-    Norm(lw.attn_norm, x_.data(), xb_.data(), n);
-    ProjectQkv(lw, l, n, pos0, rank0, pool);
-    // The whole chunk enters the cache first; causality comes from positions.
+  // Each chunk enters its cache first; causality comes from positions.
+  int64_t work = 0;
+  size_t r = 0;
+  for (const ForwardItem& item : items) {
     for (int32_t g = 0; g < hp.n_head_kv; ++g) {
-      for (int32_t t = 0; t < n; ++t) {
-        cache.Append(l, g, pos0 + t, &k_[t * kv_dim + g * hd], &v_[t * kv_dim + g * hd]);
+      for (size_t t = 0; t < item.tokens.size(); ++t) {
+        const size_t row = r + t;
+        item.cache->Append(l, g, row_pos_[row], &k_[row * kv_dim + g * hd],
+                           &v_[row * kv_dim + g * hd]);
       }
     }
-    // KV heads are independent (own slots, own scores): one per thread.
-    const int64_t attention_work = static_cast<int64_t>(n) * cache.View(l, 0).n_slots * hp.q_dim();
-    if (pool != nullptr && pool->size() > 1 && attention_work >= (1 << 16)) {
-      pool->ParallelFor(hp.n_head_kv, [&](int64_t begin, int64_t end) {
-        for (int64_t g = begin; g < end; ++g)
-          AttendHead(cache, l, static_cast<int32_t>(g), n, pos0);
-      });
-    } else {
-      for (int32_t g = 0; g < hp.n_head_kv; ++g) AttendHead(cache, l, g, n, pos0);
+    work += static_cast<int64_t>(item.tokens.size()) * item.cache->View(l, 0).n_slots;
+    r += item.tokens.size();
+  }
+  // (sequence, KV head) pairs are independent (own slots, own scores).
+  const int64_t n_pairs = static_cast<int64_t>(items.size()) * hp.n_head_kv;
+  auto run_part = [&](int32_t part, int64_t begin, int64_t end) {
+    // Rows before the first pair's item.
+    size_t row0 = 0;
+    int64_t item_index = begin / hp.n_head_kv;
+    for (int64_t i = 0; i < item_index; ++i) row0 += items[i].tokens.size();
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t i = p / hp.n_head_kv;
+      for (; item_index < i; ++item_index) row0 += items[item_index].tokens.size();
+      AttendHead(items[i], static_cast<int32_t>(row0), l, static_cast<int32_t>(p % hp.n_head_kv),
+                 part);
     }
-    cache.EvictOverBudget(l);
+  };
+  if (pool != nullptr && pool->size() > 1 && work * hp.q_dim() >= (1 << 16)) {
+    const int parts = std::min<int>(n_parts_, pool->size());
+    pool->ParallelFor(parts, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        run_part(static_cast<int32_t>(part), n_pairs * part / parts, n_pairs * (part + 1) / parts);
+      }
+    });
+  } else {
+    run_part(0, 0, n_pairs);
+  }
+  for (const ForwardItem& item : items) item.cache->EvictOverBudget(l);
+}
 
+void ForwardPass::Logits(std::span<const ForwardItem> items, kernels::ThreadPool* pool) {
+  const HParams& hp = model_.hparams();
+  const ModelWeights& w = model_.weights();
+  const size_t n_embd = hp.n_embd, n_vocab = hp.n_vocab;
+  // The rows asked for, normed into xb_ (free now) one after another.
+  int32_t m = 0;
+  int32_t asking = 0;
+  size_t r = 0;
+  for (const ForwardItem& item : items) {
+    const size_t n = item.tokens.size();
+    if (item.logits != nullptr) {
+      const size_t first = item.which == LogitsFor::kAllTokens ? 0 : n - 1;
+      Norm(w.output_norm, &x_[(r + first) * n_embd], &xb_[m * n_embd],
+           static_cast<int32_t>(n - first));
+      m += static_cast<int32_t>(n - first);
+      ++asking;
+    }
+    r += n;
+  }
+  if (m == 0) return;
+  // One asking item gets its logits written in place; several share one
+  // product and are copied out.
+  const ForwardItem* only = nullptr;
+  for (const ForwardItem& item : items) {
+    if (item.logits != nullptr && asking == 1) only = &item;
+  }
+  float* out = only != nullptr ? only->logits : nullptr;
+  if (out == nullptr) {
+    if (logits_.size() < static_cast<size_t>(m) * n_vocab) logits_.resize(m * n_vocab);
+    out = logits_.data();
+  }
+  MatMul(w.output, w.output_bias, xb_.data(), m, out, pool);
+  if (hp.final_logit_softcap > 0.0f) {
+    kernels::SoftcapInPlace(out, static_cast<int64_t>(m) * n_vocab, hp.final_logit_softcap);
+  }
+  if (only != nullptr) return;
+  size_t copied = 0;
+  for (const ForwardItem& item : items) {
+    if (item.logits == nullptr) continue;
+    const size_t rows = item.which == LogitsFor::kAllTokens ? item.tokens.size() : 1;
+    std::memcpy(item.logits, out + copied * n_vocab, rows * n_vocab * sizeof(float));
+    copied += rows;
+  }
+}
+
+void ForwardPass::Run(std::span<const ForwardItem> items, kernels::ThreadPool* pool) {
+  const HParams& hp = model_.hparams();
+  const ModelWeights& w = model_.weights();
+  int32_t n = 0;
+  for (const ForwardItem& item : items) n += static_cast<int32_t>(item.tokens.size());
+  H2O_CHECK(n >= 1 && n <= max_rows_);
+  const size_t n_values = static_cast<size_t>(n) * hp.n_embd;
+
+  Embed(items);
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    Norm(lw.attn_norm, x_.data(), xb_.data(), n);
+    ProjectQkv(lw, l, items, n, pool);
+    Attend(l, items, pool);
     MatMul(lw.wo, lw.bo, attn_out_.data(), n, proj_.data(), pool);
     if (!lw.attn_post_norm.weight.empty()) Norm(lw.attn_post_norm, proj_.data(), proj_.data(), n);
     if (hp.parallel_residual) {
@@ -277,16 +369,7 @@ void ForwardPass::Run(std::span<const int32_t> tokens, int32_t pos0, KvCache& ca
       for (size_t i = 0; i < n_values; ++i) x_[i] += ffn_out_[i];
     }
   }
-
-  const int32_t first = which == LogitsFor::kAllTokens ? 0 : n - 1;
-  const size_t offset = static_cast<size_t>(first) * hp.n_embd;
-  Norm(w.output_norm, &x_[offset], &xb_[offset], n - first);
-  MatMul(w.output, w.output_bias, &xb_[offset], n - first, logits_.data(), pool);
-  logits_size_ = static_cast<size_t>(n - first) * hp.n_vocab;
-  if (hp.final_logit_softcap > 0.0f) {
-    kernels::SoftcapInPlace(logits_.data(), static_cast<int64_t>(logits_size_),
-                            hp.final_logit_softcap);
-  }
+  Logits(items, pool);
 }
 
 }  // namespace h2o

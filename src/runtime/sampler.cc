@@ -35,8 +35,7 @@ int32_t Sampler::Sample(std::span<const float> logits) {
   size_t keep = candidates_.size();
   if (options_.top_k > 0 && static_cast<size_t>(options_.top_k) < keep) {
     keep = options_.top_k;
-    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(),
-                      by_logit);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), by_logit);
   } else {
     std::sort(candidates_.begin(), candidates_.end(), by_logit);
   }

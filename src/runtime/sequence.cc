@@ -1,0 +1,115 @@
+#include "runtime/sequence.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+#include "runtime/kv_config.h"
+
+namespace h2o {
+namespace {
+
+uint64_t NextSequenceId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
+                                                   const SequenceOptions& options,
+                                                   int32_t max_chunk_limit) {
+  const HParams& hp = model.hparams();
+  const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : hp.n_ctx_train;
+  if (options.n_ctx < 0) return Status::Error(fmt::format("bad context size {}", options.n_ctx));
+  if (options.max_chunk < 0) {
+    return Status::Error(fmt::format("bad chunk size {}", options.max_chunk));
+  }
+  if (options.kv_type != TensorType::kF32 && options.kv_type != TensorType::kF16) {
+    return Status::Error("KV cache type must be f32 or f16");
+  }
+  if (!hp.spec->rotary()) {
+    // Learned positions: a row of position_embd per position, no rotation.
+    if (options.kv_pos_shift) {
+      return Status::Error(
+          fmt::format("--kv-pos-shift re-rotates keys; {} has learned positions", hp.arch));
+    }
+    if (n_ctx > hp.n_ctx_train) {
+      return Status::Error(fmt::format("context size {} exceeds the {} positions {} has learned",
+                                       n_ctx, hp.n_ctx_train, hp.arch));
+    }
+  }
+  const bool evicts = options.kv.policy != "full";
+  if (options.kv_pos_shift && options.kv.policy != "sink" && options.kv.policy != "h2o") {
+    return Status::Error(fmt::format(
+        "--kv-pos-shift applies to the sink and h2o policies, not '{}'", options.kv.policy));
+  }
+  if (evicts && options.kv.budget < 1) {
+    return Status::Error(
+        fmt::format("KV budget of '{}' must be at least 1 token", options.kv.Describe()));
+  }
+  int32_t max_chunk = options.max_chunk > 0 ? options.max_chunk : n_ctx;
+  if (!options.kv_pos_shift) max_chunk = std::min(max_chunk, n_ctx);
+  if (max_chunk_limit > 0) max_chunk = std::min(max_chunk, max_chunk_limit);
+
+  const KvCacheConfig kv =
+      SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_type);
+  auto cache = std::make_unique<KvCache>(kv, MakePolicy(options.kv, n_ctx));
+  SequenceOptions resolved = options;
+  resolved.n_ctx = n_ctx;
+  resolved.max_chunk = max_chunk;
+  return std::unique_ptr<Sequence>(new Sequence(model, resolved, std::move(cache)));
+}
+
+Sequence::Sequence(const Model& model, const SequenceOptions& resolved,
+                   std::unique_ptr<KvCache> cache)
+    : model_(model),
+      id_(NextSequenceId()),
+      n_ctx_(resolved.n_ctx),
+      max_chunk_(resolved.max_chunk),
+      pos_shift_(resolved.kv_pos_shift),
+      kv_plan_(resolved.kv),
+      n_vocab_(static_cast<size_t>(model.hparams().n_vocab)),
+      cache_(std::move(cache)),
+      ropes_(model.LayerRopes(resolved.n_ctx)),
+      logits_(n_vocab_) {}
+
+std::span<const float> Sequence::last_logits() const {
+  H2O_CHECK(logits_rows_ >= 1);
+  return {logits_.data() + (logits_rows_ - 1) * n_vocab_, n_vocab_};
+}
+
+float* Sequence::LogitsBuffer(size_t rows) {
+  if (logits_.size() < rows * n_vocab_) logits_.resize(rows * n_vocab_);
+  logits_rows_ = rows;
+  return logits_.data();
+}
+
+bool Sequence::HasRoomFor(int64_t n_tokens) const {
+  const int64_t limit = pos_shift_ ? std::numeric_limits<int32_t>::max() : n_ctx_;
+  return n_past_ + n_tokens <= limit;
+}
+
+void Sequence::Reset() {
+  n_past_ = 0;
+  cache_->Clear();
+}
+
+void Sequence::Save(SequenceSnapshot& snapshot) const {
+  if (snapshot.cache == nullptr || snapshot.sequence_id != id_) {
+    snapshot.cache = std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));
+    snapshot.sequence_id = id_;
+  }
+  snapshot.cache->CopyFrom(*cache_);
+  snapshot.n_past = n_past_;
+}
+
+void Sequence::Restore(const SequenceSnapshot& snapshot) {
+  H2O_CHECK(snapshot.sequence_id == id_ && snapshot.n_past >= 0);
+  cache_->CopyFrom(*snapshot.cache);
+  n_past_ = snapshot.n_past;
+}
+
+}  // namespace h2o

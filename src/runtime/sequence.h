@@ -1,0 +1,109 @@
+// Sequence: one sequence an Engine decodes: its KV cache (its own policy and
+// budget), position, rotary embedding and last logits. Created by
+// Engine::NewSequence; fed by Engine::Forward / Engine::Eval. A Sequence is
+// used by one thread at a time, the engine's driver.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor_type.h"
+#include "kv/kv_cache.h"
+#include "kv/kv_spec.h"
+#include "model/attention_observer.h"
+#include "model/model.h"
+
+namespace h2o {
+
+struct SequenceOptions {
+  int32_t n_ctx = 0;      // most positions a sequence may reach; 0 = model's context_length
+  int32_t max_chunk = 0;  // most tokens per forward pass; 0 = n_ctx (whole prompt at once)
+  TensorType kv_type = TensorType::kF16;
+  KvPlan kv;  // eviction policy and budget (default: full cache)
+  // Re-rotate cached keys to their rank in the cache (sink and h2o only):
+  // positions then never pass the cache capacity, so a sequence may run
+  // past n_ctx. A sliding-window layer holds a contiguous run of positions,
+  // so ranks there differ exactly as positions do: its attention is what
+  // it would be without the shift.
+  bool kv_pos_shift = false;
+};
+
+// A saved sequence state (KV cache and position); see Sequence::Save.
+struct SequenceSnapshot {
+  std::unique_ptr<KvCache> cache;
+  int32_t n_past = -1;       // -1: nothing saved yet
+  uint64_t sequence_id = 0;  // Sequence::id() of the saver; 0: none
+};
+
+class Sequence {
+ public:
+  int32_t n_past() const { return n_past_; }
+  int32_t n_ctx() const { return n_ctx_; }
+  int32_t max_chunk() const { return max_chunk_; }
+  bool pos_shift() const { return pos_shift_; }
+  const KvCache& cache() const { return *cache_; }
+  const KvPlan& kv_plan() const { return kv_plan_; }
+  const Model& model() const { return model_; }
+  // Distinct for every Sequence a process creates (never reused).
+  uint64_t id() const { return id_; }
+
+  // [1 or n_tokens][n_vocab]: the logits of the last forward that asked
+  // for this sequence's logits.
+  std::span<const float> logits() const { return {logits_.data(), logits_rows_ * n_vocab_}; }
+  std::span<const float> last_logits() const;
+
+  // Forgets the sequence; buffers stay allocated.
+  void Reset();
+
+  // Save copies the sequence state into `snapshot` (allocating its cache
+  // when it is empty or holds another sequence's state); Restore puts it
+  // back, after which every forward gives the same logits and evictions as
+  // right after the Save. Scoring several continuations of one prefix then
+  // runs the prefix once. Restore requires a snapshot this sequence saved
+  // (checked). Logits are not saved.
+  void Save(SequenceSnapshot& snapshot) const;
+  void Restore(const SequenceSnapshot& snapshot);
+
+  // Later forwards report every query head's attention probabilities to
+  // `observer` (null, the default: none). It must outlive those forwards
+  // and may be called from the engine's pool threads.
+  void set_attention_observer(AttentionObserver* observer) { observer_ = observer; }
+  AttentionObserver* attention_observer() const { return observer_; }
+
+  // Room for `rows` rows of logits (grows once; Engine calls it).
+  float* LogitsBuffer(size_t rows);
+  std::span<const RotaryEmbedding* const> ropes() const { return ropes_; }
+  KvCache& mutable_cache() { return *cache_; }
+  void Advance(int32_t n_tokens) { n_past_ += n_tokens; }
+  // Whether n_tokens more fit in the context (always with pos-shift).
+  bool HasRoomFor(int64_t n_tokens) const;
+
+  // Resolves and checks the options against the model. Errors: one line
+  // naming the option. Use Engine::NewSequence, which also sizes the
+  // engine for it.
+  static Result<std::unique_ptr<Sequence>> Create(const Model& model,
+                                                  const SequenceOptions& options,
+                                                  int32_t max_chunk_limit);
+
+ private:
+  Sequence(const Model& model, const SequenceOptions& resolved, std::unique_ptr<KvCache> cache);
+
+  const Model& model_;
+  uint64_t id_;
+  int32_t n_ctx_;
+  int32_t max_chunk_;
+  bool pos_shift_;
+  KvPlan kv_plan_;
+  int32_t n_past_ = 0;
+  size_t n_vocab_;
+  std::unique_ptr<KvCache> cache_;
+  std::vector<const RotaryEmbedding*> ropes_;
+  std::vector<float> logits_;
+  size_t logits_rows_ = 0;
+  AttentionObserver* observer_ = nullptr;
+};
+
+}  // namespace h2o

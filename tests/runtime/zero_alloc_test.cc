@@ -5,11 +5,14 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
+#include <vector>
 
 #include "convert/mkmodel.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
+#include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "test_data.h"
@@ -79,6 +82,45 @@ TEST(ZeroAlloc, DecodeAllocatesNothingAfterWarmUp) {
             << path << " " << text << " threads " << threads;
       }
     }
+  }
+}
+
+// A batch of sequences with different policies, each decoding a token per
+// step in one Engine::Forward: after warm-up no step touches the heap.
+TEST(ZeroAlloc, BatchedDecodeAllocatesNothingAfterWarmUp) {
+  auto model = Model::Load(WideModelPath());
+  ASSERT_TRUE(model.ok());
+  for (int threads : {1, 2}) {
+    auto engine = Engine::Create(**model, {.n_threads = threads, .max_batch_tokens = 32});
+    ASSERT_TRUE(engine.ok());
+    std::vector<std::unique_ptr<Sequence>> seqs;
+    for (const char* text : {"full", "h2o:heavy=16,recent=16", "tova:k=24", "local:recent=20",
+                             "random:k=8,recent=8,seed=2", "sink:sinks=4,recent=20"}) {
+      SequenceOptions o;
+      o.max_chunk = 8;
+      o.kv = ResolveKvSpec(ParseKvSpec(text).value(), std::nullopt).value();
+      auto seq = (*engine)->NewSequence(o);
+      ASSERT_TRUE(seq.ok());
+      seqs.push_back(std::move(seq).value());
+    }
+    const int32_t prompt[] = {1, 103, 107, 261, 78, 232, 183, 286};
+    for (auto& seq : seqs) ASSERT_TRUE((*engine)->Eval(*seq, prompt).ok());
+    Sampler sampler({.temperature = 0.8f, .top_k = 40, .top_p = 0.95f, .seed = 1});
+    std::vector<int32_t> next(seqs.size());
+    std::vector<BatchItem> batch(seqs.size());
+    auto step = [&] {
+      for (size_t i = 0; i < seqs.size(); ++i) {
+        next[i] = sampler.Sample(seqs[i]->last_logits());
+        batch[i] = {seqs[i].get(), std::span<const int32_t>(&next[i], 1)};
+      }
+      return (*engine)->Forward(batch);
+    };
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(step().ok());  // past every budget
+    const int64_t before = g_allocations.load();
+    for (int i = 0; i < 50; ++i) {
+      if (!step().ok()) FAIL();
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0) << "threads " << threads;
   }
 }
 

@@ -48,17 +48,18 @@ void LogSoftmax(std::span<const float> logits, std::vector<double>& out) {
 }
 
 Result<NllResult> ScoreStream(Session& session, std::span<const int32_t> ids) {
-  Session* sessions[] = {&session};
+  Sequence* sequences[] = {&session.sequence()};
   H2O_ASSIGN_OR_RETURN(std::vector<StreamScore> scores,
-                       ScoreStreamLockstep(sessions, nullptr, ids));
+                       ScoreStreamLockstep(session.engine(), sequences, nullptr, ids));
   return scores[0].nll;
 }
 
-Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> sessions,
-                                                     Session* reference,
+Result<std::vector<StreamScore>> ScoreStreamLockstep(Engine& engine,
+                                                     std::span<Sequence* const> sequences,
+                                                     Sequence* reference,
                                                      std::span<const int32_t> ids,
                                                      const ScoreOptions& options) {
-  H2O_CHECK(!sessions.empty());
+  H2O_CHECK(!sequences.empty());
   if (ids.size() < 2) return Status::Error("a stream needs at least 2 tokens to score");
   // The last token is never fed: nothing follows it to predict.
   const int64_t n_inputs = static_cast<int64_t>(ids.size()) - 1;
@@ -67,26 +68,27 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
         "nothing to score: the stream has {} tokens and scoring starts at prediction {}",
         ids.size(), options.first_scored));
   }
-  std::vector<Session*> fed(sessions.begin(), sessions.end());
+  std::vector<Sequence*> fed(sequences.begin(), sequences.end());
   if (reference != nullptr && std::find(fed.begin(), fed.end(), reference) == fed.end()) {
     fed.push_back(reference);
   }
   const int64_t chunk = fed[0]->max_chunk();
-  const size_t n_vocab = fed[0]->model().hparams().n_vocab;
-  for (Session* s : fed) {
-    if (s->max_chunk() != chunk || static_cast<size_t>(s->model().hparams().n_vocab) != n_vocab) {
-      return Status::Error("sessions scored in lockstep must share max_chunk and vocabulary");
+  const size_t n_vocab = engine.model().hparams().n_vocab;
+  for (Sequence* s : fed) {
+    if (s->max_chunk() != chunk) {
+      return Status::Error("sequences scored in lockstep must share max_chunk");
     }
     s->Reset();
   }
-
-  std::vector<StreamScore> scores(sessions.size());
+  std::vector<BatchItem> batch(fed.size());
+  std::vector<StreamScore> scores(sequences.size());
   std::vector<double> ref_logp, ref_p, logp;
   for (int64_t begin = 0; begin < n_inputs; begin += chunk) {
     const int64_t len = std::min(chunk, n_inputs - begin);
-    for (Session* s : fed) {
-      H2O_RETURN_IF_ERROR(s->Eval(ids.subspan(begin, len), LogitsFor::kAllTokens));
+    for (size_t i = 0; i < fed.size(); ++i) {
+      batch[i] = {fed[i], ids.subspan(begin, len), LogitsFor::kAllTokens};
     }
+    H2O_RETURN_IF_ERROR(engine.Forward(batch));
     if (options.on_chunk) options.on_chunk(len);
     for (int64_t t = std::max<int64_t>(0, options.first_scored - begin); t < len; ++t) {
       const int32_t target = ids[begin + t + 1];
@@ -98,13 +100,13 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> s
         for (size_t v = 0; v < n_vocab; ++v) ref_p[v] = std::exp(ref_logp[v]);
         ref_top = ArgMax(row);
       }
-      for (size_t i = 0; i < sessions.size(); ++i) {
+      for (size_t i = 0; i < sequences.size(); ++i) {
         StreamScore& score = scores[i];
-        const auto row = sessions[i]->logits().subspan(t * n_vocab, n_vocab);
+        const auto row = sequences[i]->logits().subspan(t * n_vocab, n_vocab);
         double nll;
         if (reference == nullptr) {
           nll = NegLogSoftmax(row, target);
-        } else if (sessions[i] == reference) {
+        } else if (sequences[i] == reference) {
           nll = -ref_logp[target];
           ++score.top1_agree;
         } else {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "runtime/engine.h"
 #include "runtime/session.h"
 
 namespace h2o {
@@ -53,18 +54,20 @@ struct StreamScore {
   std::vector<double> token_nll;  // per scored prediction, in order, when asked
 };
 
-// Scores `ids` with every session in lockstep: each chunk (the sessions'
-// common max_chunk) is fed to every session before the next, and each
-// token's reference distribution is compared with every session's right
-// away, so no session's distributions are ever stored (a 32000-token
-// vocabulary over a long stream would not fit). `reference` may be null
-// (no comparison) or one of `sessions` (then fed once; it agrees with
-// itself exactly). Every session is reset first. Returns one score per
-// entry of `sessions`. Errors: fewer than 2 tokens, nothing left to score
-// after first_scored, sessions with different max_chunk or vocabularies,
-// or any Session::Eval error.
-Result<std::vector<StreamScore>> ScoreStreamLockstep(std::span<Session* const> sessions,
-                                                     Session* reference,
+// Scores `ids` with every sequence in lockstep, all on one engine: each
+// chunk (the sequences' common max_chunk) is one batch of every sequence,
+// so the weights are read once per chunk for all of them, and each token's
+// reference distribution is compared with every sequence's right away, so
+// no distributions are ever stored (a 32000-token vocabulary over a long
+// stream would not fit). `reference` may be null (no comparison) or one of
+// `sequences` (then fed once; it agrees with itself exactly). Every
+// sequence is reset first. Returns one score per entry of `sequences`.
+// Errors: fewer than 2 tokens, nothing left to score after first_scored,
+// sequences with different max_chunk, a batch larger than the engine's,
+// or any Engine::Forward error.
+Result<std::vector<StreamScore>> ScoreStreamLockstep(Engine& engine,
+                                                     std::span<Sequence* const> sequences,
+                                                     Sequence* reference,
                                                      std::span<const int32_t> ids,
                                                      const ScoreOptions& options = {});
 

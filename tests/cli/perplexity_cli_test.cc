@@ -155,10 +155,12 @@ TEST_F(PerplexityCli, SweepRunsTheGridAndWritesItsFiles) {
   }
   // local at 10% of s001's 170 tokens keeps 17.
   EXPECT_EQ(out["policies"][1]["per_stream"][0]["kv"], "local:recent=17");
-  // A grid cell is the same run as that spec on its own.
+  // A grid cell is the same run as that spec on its own, up to rounding:
+  // the grid's policies share each forward pass, and this model's f32
+  // weights multiply a batch as a blocked product, a single row as a dot.
   const auto alone = RunJson("--kv local:recent=10% --token-file " + kS001 + " " + kS003);
-  EXPECT_EQ(out["policies"][1]["nll_sum"].get<double>(),
-            alone["policies"][0]["nll_sum"].get<double>());
+  const double want_nll = alone["policies"][0]["nll_sum"].get<double>();
+  EXPECT_NEAR(out["policies"][1]["nll_sum"].get<double>(), want_nll, 1e-5 * want_nll);
 
   const std::string md = testing::ReadFileOrEmpty(prefix + ".md");
   EXPECT_NE(md.find("| policy | 10% | 20% |"), std::string::npos) << md;

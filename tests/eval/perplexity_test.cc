@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "convert/mkmodel.h"
+#include "kv/kv_spec.h"
 #include "model/model.h"
+#include "runtime/engine.h"
 #include "runtime/session.h"
 #include "test_data.h"
 
@@ -63,8 +66,40 @@ std::unique_ptr<Session> NewSession(const Model& model, const std::string& kv) {
   return std::move(s).value();
 }
 
+// A q8_0 model: its matrix products are exact integer sums whatever the
+// batch, so sequences scored together in one batch give bit for bit the
+// logits of separate runs (f32 weights would round a batch's blocked
+// product differently from a single row's dot).
+std::string Q8ModelPath() {
+  const std::string path = ::testing::TempDir() + "h2o_perplexity_test_q8.gguf";
+  MkModelOptions o;
+  o.n_embd = 128;
+  o.n_layer = 2;
+  o.n_head = 4;
+  o.n_head_kv = 2;
+  o.n_ff = 256;
+  o.n_vocab = 512;
+  o.n_ctx = 512;
+  o.type = "q8_0";
+  o.sharpen = 4.0f;
+  o.n_threads = 1;
+  o.output_path = path;
+  EXPECT_TRUE(MakeRandomModel(o).ok());
+  return path;
+}
+
+std::unique_ptr<Sequence> NewSequence(Engine& engine, const std::string& kv) {
+  SequenceOptions o;
+  o.n_ctx = 512;
+  o.max_chunk = 1;
+  o.kv = ResolveKvSpec(ParseKvSpec(kv).value(), std::nullopt).value();
+  auto s = engine.NewSequence(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return std::move(s).value();
+}
+
 TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
-  auto model = Model::Load(testing::ModelPath());
+  auto model = Model::Load(Q8ModelPath());
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto full = NewSession(**model, "full");
   auto h2o = NewSession(**model, "h2o:heavy=8,recent=8");
@@ -84,11 +119,14 @@ TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
     }
     ASSERT_GT(kl, 0.0);
 
-    // Fresh sessions, both fed in lockstep; the reference is a separate one.
-    auto ref = NewSession(**model, "full");
-    auto h2o_2 = NewSession(**model, "h2o:heavy=8,recent=8");
-    Session* sessions[] = {h2o_2.get(), ref.get()};
-    auto scores = ScoreStreamLockstep(sessions, ref.get(), ids, ScoringFrom(0, true));
+    // Fresh sequences on one engine, fed in lockstep (one batch per
+    // token); the reference is a separate one.
+    auto engine = Engine::Create(**model, {.n_threads = 1, .max_batch_tokens = 2});
+    ASSERT_TRUE(engine.ok());
+    auto ref = NewSequence(**engine, "full");
+    auto h2o_2 = NewSequence(**engine, "h2o:heavy=8,recent=8");
+    Sequence* sequences[] = {h2o_2.get(), ref.get()};
+    auto scores = ScoreStreamLockstep(**engine, sequences, ref.get(), ids, ScoringFrom(0, true));
     ASSERT_TRUE(scores.ok()) << scores.status().message();
     const StreamScore& s = (*scores)[0];
     EXPECT_EQ(s.nll.tokens, static_cast<int64_t>(ids.size()) - 1);
@@ -112,18 +150,19 @@ TEST(ScoreStreamLockstep, ScoresFromFirstScored) {
   const auto q = AllLogits(*session, ids);
   double tail = 0.0;
   for (size_t t = 100; t < q.size(); ++t) tail -= LogProbs(q[t])[ids[t + 1]];
-  Session* sessions[] = {session.get()};
+  Sequence* sequences[] = {&session->sequence()};
   ScoreOptions options = ScoringFrom(100, false);
   int64_t fed = 0, calls = 0;
   options.on_chunk = [&](int64_t n) { fed += n, ++calls; };
-  auto scores = ScoreStreamLockstep(sessions, nullptr, ids, options);
+  auto scores = ScoreStreamLockstep(session->engine(), sequences, nullptr, ids, options);
   EXPECT_EQ(fed, static_cast<int64_t>(ids.size()) - 1);  // every prediction is fed, scored or not
   EXPECT_EQ(calls, fed);                                 // chunks of 1
   ASSERT_TRUE(scores.ok()) << scores.status().message();
   EXPECT_EQ((*scores)[0].nll.tokens, static_cast<int64_t>(q.size()) - 100);
   EXPECT_NEAR((*scores)[0].nll.nll_sum, tail, 1e-9 * tail);
   EXPECT_TRUE((*scores)[0].token_nll.empty());
-  const auto nothing = ScoreStreamLockstep(sessions, nullptr, ids, ScoringFrom(169, false));
+  const auto nothing =
+      ScoreStreamLockstep(session->engine(), sequences, nullptr, ids, ScoringFrom(169, false));
   ASSERT_FALSE(nothing.ok());
   EXPECT_NE(nothing.status().message().find("nothing to score"), std::string::npos);
 }

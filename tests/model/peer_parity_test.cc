@@ -174,10 +174,10 @@ TEST_P(PeerParity, WindowedPerplexity) {
   const int32_t bos = tokenizer.vocab().add_bos ? tokenizer.bos_id() : -1;
   NllResult total;
   for (const std::vector<int32_t>& w : SplitWindows(PerplexityIds(entry, tokenizer), window, bos)) {
-    Session* sessions[] = {session.get()};
+    Sequence* sequences[] = {&session->sequence()};
     ScoreOptions options;
     options.first_scored = WindowFirstScored(window);
-    auto scores = ScoreStreamLockstep(sessions, nullptr, w, options);
+    auto scores = ScoreStreamLockstep(session->engine(), sequences, nullptr, w, options);
     ASSERT_TRUE(scores.ok()) << scores.status().message();
     total.Add((*scores)[0].nll);
   }

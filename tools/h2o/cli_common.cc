@@ -1,13 +1,13 @@
 #include "cli_common.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "core/strings.h"
@@ -25,8 +25,7 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("-t,--threads", flags.n_threads, "threads (default: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--chunk", flags.chunk,
-                 "tokens per forward pass (0: whole prompt)")
+  cmd.add_option("--chunk", flags.chunk, "tokens per forward pass (0: whole prompt)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--kv-type", flags.kv_type, "KV cache element type: f16 or f32")
@@ -55,6 +54,12 @@ Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   return Model::Load(flags.model_path);
 }
 
+int32_t ThreadCount(const ModelFlags& flags) {
+  return flags.n_threads > 0
+             ? flags.n_threads
+             : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
                                           std::optional<int64_t> prompt_len) {
   SessionOptions o;
@@ -65,8 +70,7 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
   o.kv = std::move(plan).value();
   o.kv_pos_shift = flags.kv_pos_shift;
   o.n_ctx = flags.n_ctx;
-  o.n_threads = flags.n_threads > 0 ? flags.n_threads
-                                    : std::max(1u, std::thread::hardware_concurrency());
+  o.n_threads = ThreadCount(flags);
   o.max_chunk = flags.chunk;
   if (flags.kv_type == "f16") {
     o.kv_type = TensorType::kF16;
@@ -92,15 +96,15 @@ size_t FullKvBytes(const KvCache& cache, int64_t n_tokens) {
                                  c.layer_window);
 }
 
-std::string DescribeKvMemory(const Session& session, int64_t n_tokens) {
-  const KvCache& cache = session.cache();
+std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens) {
+  const KvCache& cache = sequence.cache();
   const size_t allocated = cache.AllocatedBytes();
   const size_t full = FullKvBytes(cache, n_tokens);
   const KvCacheConfig& c = cache.config();
   const std::string exact = DescribeFullKv(c, n_tokens);
   return fmt::format(
       "KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} ({:.2f}x{})",
-      session.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
+      sequence.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
       DescribeKvSlots(c), n_tokens, FormatBytes(full),
       full > 0 ? static_cast<double>(allocated) / full : 0.0, exact.empty() ? "" : "; " + exact);
 }
@@ -136,8 +140,8 @@ Result<std::vector<int32_t>> ParseTokenIds(const std::string& text, const std::s
     int32_t id = 0;
     auto [ptr, ec] = std::from_chars(start, p, id);
     if (ec != std::errc() || ptr != p) {
-      return Status::Error(fmt::format("{}: '{}' is not a token id", where,
-                                       std::string(start, p - start)));
+      return Status::Error(
+          fmt::format("{}: '{}' is not a token id", where, std::string(start, p - start)));
     }
     ids.push_back(id);
   }
@@ -160,7 +164,8 @@ std::vector<std::string> SplitDocuments(const std::string& text) {
 }
 
 std::string FormatBytes(double bytes) {
-  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024.0 * 1024 * 1024)
+    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
   if (bytes >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024));
   if (bytes >= 1024.0) return fmt::format("{:.2f} KiB", bytes / 1024.0);
   return fmt::format("{:.0f} B", bytes);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,6 +40,8 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
                    const std::string& what);
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags);
+// -t, or every hardware thread.
+int32_t ThreadCount(const ModelFlags& flags);
 // Checks --kv and --kv-type. Percent budgets in --kv resolve against
 // prompt_len (an error when it is nullopt).
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
@@ -53,7 +54,7 @@ Status WriteKvDump(const KvCache& cache, const std::string& path);
 // for 512 tokens needs 160.0 KiB (0.25x)". With sliding-window layers both
 // parentheses name the layer kinds (kv/kv_report.h), the second one as
 // "(0.25x; an exact cache: ...)".
-std::string DescribeKvMemory(const Session& session, int64_t n_tokens);
+std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens);
 // KvCache::FullCacheBytes for the cache's model (its windows included).
 size_t FullKvBytes(const KvCache& cache, int64_t n_tokens);
 // The tokenizer of a GGUF file: a model's, or a vocab-only file's.

@@ -102,7 +102,7 @@ int RunGenerate(const GenerateFlags& f) {
                "(%.1f tok/s)\n",
                prompt.size(), Seconds(t0, t1), prompt.size() / std::max(1e-9, Seconds(t0, t1)),
                n_generated, Seconds(t1, t2), n_generated / std::max(1e-9, Seconds(t1, t2)));
-  std::fprintf(stderr, "%s\n", DescribeKvMemory(session, session.n_past()).c_str());
+  std::fprintf(stderr, "%s\n", DescribeKvMemory(session.sequence(), session.n_past()).c_str());
   return 0;
 }
 

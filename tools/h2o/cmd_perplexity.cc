@@ -34,12 +34,12 @@ struct PerplexityFlags {
   bool quiet = false;
 };
 
-// One row of the result: a KV spec, its session, and its running totals.
+// One row of the result: a KV spec, its sequence, and its running totals.
 struct PolicyRun {
   KvSweepEntry entry;
   bool per_stream_budget = false;  // percentages: resolved against each stream's length
-  std::unique_ptr<Session> session;
-  int64_t session_len = -1;  // the stream length a per-stream session was made for
+  std::unique_ptr<Sequence> sequence;
+  int64_t sequence_len = -1;  // the stream length a per-stream sequence was made for
   NllResult total;
   double kl_sum = 0.0;
   int64_t top1_agree = 0;
@@ -50,29 +50,33 @@ struct PolicyRun {
 struct Setup {
   const Model* model = nullptr;
   const PerplexityFlags* flags = nullptr;
-  int32_t n_ctx = 0;  // sessions' context: the window, or -c, or what the longest stream needs
+  int32_t n_ctx = 0;  // sequences' context: the window, or -c, or what the longest stream needs
+  // Every policy's sequence runs on this one engine, a chunk of all of them
+  // per forward pass: the weights are read once for all policies.
+  Engine* engine = nullptr;
 };
 
-Result<std::unique_ptr<Session>> MakeSession(const Setup& setup, const std::string& spec,
-                                             int64_t stream_len, bool pos_shift) {
+Result<std::unique_ptr<Sequence>> MakeSequence(const Setup& setup, const std::string& spec,
+                                               int64_t stream_len, bool pos_shift) {
   ModelFlags flags = setup.flags->model;
   flags.kv_spec = spec;
   flags.kv_pos_shift = pos_shift;
   H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags, stream_len));
   options.n_ctx = setup.n_ctx;
-  return Session::Create(*setup.model, options);
+  return setup.engine->NewSequence(options);
 }
 
 // Percent budgets refer to each stream's own length, so such a policy gets
-// a new session whenever the length changes; otherwise one session serves
+// a new sequence whenever the length changes; otherwise one sequence serves
 // every stream.
-Status PrepareSession(const Setup& setup, PolicyRun& run, int64_t stream_len) {
-  if (run.session && (!run.per_stream_budget || run.session_len == stream_len)) {
+Status PrepareSequence(const Setup& setup, PolicyRun& run, int64_t stream_len) {
+  if (run.sequence && (!run.per_stream_budget || run.sequence_len == stream_len)) {
     return Status::Ok();
   }
-  H2O_ASSIGN_OR_RETURN(
-      run.session, MakeSession(setup, run.entry.spec, stream_len, setup.flags->model.kv_pos_shift));
-  run.session_len = stream_len;
+  run.sequence.reset();  // its cache is freed before the next one is made
+  H2O_ASSIGN_OR_RETURN(run.sequence, MakeSequence(setup, run.entry.spec, stream_len,
+                                                  setup.flags->model.kv_pos_shift));
+  run.sequence_len = stream_len;
   return Status::Ok();
 }
 
@@ -86,7 +90,7 @@ nlohmann::json StreamJson(const Stream& s, const StreamScore& score, const Polic
     row["kl"] = score.kl_sum / score.nll.tokens;
     row["top1"] = static_cast<double>(score.top1_agree) / score.nll.tokens;
   }
-  if (run.per_stream_budget) row["kv"] = run.session->kv_plan().Describe();
+  if (run.per_stream_budget) row["kv"] = run.sequence->kv_plan().Describe();
   if (per_token) row["nll"] = score.token_nll;
   return row;
 }
@@ -135,21 +139,21 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
   for (PolicyRun& run : runs) {
     if (run.entry.policy == "full" && full_run == nullptr) full_run = &run;
   }
-  std::unique_ptr<Session> own_reference;
+  std::unique_ptr<Sequence> own_reference;
   if (kl && full_run == nullptr) {
-    auto ref = MakeSession(setup, "full", longest, /*pos_shift=*/false);
+    auto ref = MakeSequence(setup, "full", longest, /*pos_shift=*/false);
     if (!ref.ok()) return ref.status().WithContext("the full-cache reference");
     own_reference = std::move(ref).value();
   }
   for (const Stream& s : streams) {
-    std::vector<Session*> sessions;
+    std::vector<Sequence*> sequences;
     for (PolicyRun& run : runs) {
       H2O_RETURN_IF_ERROR(
-          PrepareSession(setup, run, static_cast<int64_t>(s.ids.size())).WithContext(s.name));
-      sessions.push_back(run.session.get());
+          PrepareSequence(setup, run, static_cast<int64_t>(s.ids.size())).WithContext(s.name));
+      sequences.push_back(run.sequence.get());
     }
-    Session* reference = !kl ? nullptr : full_run ? full_run->session.get() : own_reference.get();
-    auto scores = ScoreStreamLockstep(sessions, reference, s.ids, options);
+    Sequence* reference = !kl ? nullptr : full_run ? full_run->sequence.get() : own_reference.get();
+    auto scores = ScoreStreamLockstep(*setup.engine, sequences, reference, s.ids, options);
     if (!scores.ok()) return scores.status().WithContext(s.name);
     for (size_t i = 0; i < runs.size(); ++i) {
       PolicyRun& run = runs[i];
@@ -157,7 +161,7 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
       run.total.Add(score.nll);
       run.kl_sum += score.kl_sum;
       run.top1_agree += score.top1_agree;
-      run.kv_bytes = std::max(run.kv_bytes, run.session->cache().AllocatedBytes());
+      run.kv_bytes = std::max(run.kv_bytes, run.sequence->cache().AllocatedBytes());
       run.per_stream.push_back(StreamJson(s, score, run, kl, f.per_token));
     }
   }
@@ -176,7 +180,7 @@ nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longe
         {"policy", run.entry.policy},
         {"budget", or_null(!run.entry.budget.empty(), run.entry.budget)},
         // Percent budgets resolve per stream: see per_stream[].kv.
-        {"resolved", or_null(!run.per_stream_budget, run.session->kv_plan().Describe())},
+        {"resolved", or_null(!run.per_stream_budget, run.sequence->kv_plan().Describe())},
         {"tokens", run.total.tokens},
         {"nll_sum", run.total.nll_sum},
         {"ppl", run.total.perplexity()},
@@ -187,14 +191,14 @@ nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longe
       row["top1"] = static_cast<double>(run.top1_agree) / run.total.tokens;
     }
     row["kv_bytes"] = run.kv_bytes;
-    row["kv_bytes_full"] = FullKvBytes(run.session->cache(), longest);
+    row["kv_bytes_full"] = FullKvBytes(run.sequence->cache(), longest);
     row["per_stream"] = std::move(run.per_stream);
     policies.push_back(std::move(row));
   }
   return {{"model", f.model.model_path},
           {"mode", f.windowed ? "windowed" : "stream"},
           {"n_ctx", n_ctx},
-          {"chunk", runs.front().session->max_chunk()},
+          {"chunk", runs.front().sequence->max_chunk()},
           {"kv_type", f.model.kv_type},
           {"pos_shift", f.model.kv_pos_shift},
           {"policies", std::move(policies)}};
@@ -216,7 +220,7 @@ void PrintOneRun(const PolicyRun& run, bool kl, int64_t longest) {
                 run.kl_sum / run.total.tokens,
                 static_cast<double>(run.top1_agree) / run.total.tokens);
   }
-  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.session, longest).c_str());
+  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.sequence, longest).c_str());
 }
 
 int RunPerplexity(const PerplexityFlags& f) {
@@ -266,9 +270,16 @@ int RunPerplexity(const PerplexityFlags& f) {
   int64_t longest = 0;
   for (const Stream& s : *streams) longest = std::max<int64_t>(longest, s.ids.size());
   if (setup.n_ctx == 0) setup.n_ctx = std::max<int64_t>(model.hparams().n_ctx_train, longest);
+  // A chunk of every policy's sequence (and the reference's) per pass.
+  const int32_t chunk = f.model.chunk > 0 ? std::min(f.model.chunk, setup.n_ctx) : setup.n_ctx;
+  auto engine = Engine::Create(
+      model, {.n_threads = ThreadCount(f.model),
+              .max_batch_tokens = chunk * static_cast<int32_t>(runs.size() + (kl ? 1 : 0))});
+  if (!engine.ok()) return Fail(engine.status());
+  setup.engine = engine->get();
   if (Status st = ScoreAll(setup, *streams, kl, longest, runs); !st.ok()) return Fail(st);
   if (!f.model.kv_dump_path.empty()) {
-    if (Status st = WriteKvDump(runs.back().session->cache(), f.model.kv_dump_path); !st.ok()) {
+    if (Status st = WriteKvDump(runs.back().sequence->cache(), f.model.kv_dump_path); !st.ok()) {
       return Fail(st);
     }
   }

@@ -48,6 +48,11 @@ class Engine {
   // cache, and the engine's attention scratch if the cache is the largest
   // yet). Errors: bad options, one line naming the option.
   Result<std::unique_ptr<Sequence>> NewSequence(const SequenceOptions& options);
+  // What NewSequence(options) would allocate for its KV cache
+  // (Sequence::KvBytes, with this engine's chunk cap).
+  Result<size_t> SequenceKvBytes(const SequenceOptions& options) const {
+    return Sequence::KvBytes(model_, options, forward_.max_rows());
+  }
 
   // Runs one batch: each item's tokens at its sequence's next positions.
   // Checked before anything runs (nothing is fed on error): items name

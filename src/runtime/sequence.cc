@@ -18,9 +18,15 @@ uint64_t NextSequenceId() {
 
 }  // namespace
 
-Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
-                                                   const SequenceOptions& options,
-                                                   int32_t max_chunk_limit) {
+namespace {
+
+struct Resolved {
+  SequenceOptions options;  // n_ctx and max_chunk resolved
+  KvCacheConfig kv;
+};
+
+Result<Resolved> Resolve(const Model& model, const SequenceOptions& options,
+                         int32_t max_chunk_limit) {
   const HParams& hp = model.hparams();
   const int32_t n_ctx = options.n_ctx > 0 ? options.n_ctx : hp.n_ctx_train;
   if (options.n_ctx < 0) return Status::Error(fmt::format("bad context size {}", options.n_ctx));
@@ -53,14 +59,28 @@ Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
   int32_t max_chunk = options.max_chunk > 0 ? options.max_chunk : n_ctx;
   if (!options.kv_pos_shift) max_chunk = std::min(max_chunk, n_ctx);
   if (max_chunk_limit > 0) max_chunk = std::min(max_chunk, max_chunk_limit);
+  Resolved r;
+  r.options = options;
+  r.options.n_ctx = n_ctx;
+  r.options.max_chunk = max_chunk;
+  r.kv = SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_type);
+  return r;
+}
 
-  const KvCacheConfig kv =
-      SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_type);
-  auto cache = std::make_unique<KvCache>(kv, MakePolicy(options.kv, n_ctx));
-  SequenceOptions resolved = options;
-  resolved.n_ctx = n_ctx;
-  resolved.max_chunk = max_chunk;
-  return std::unique_ptr<Sequence>(new Sequence(model, resolved, std::move(cache)));
+}  // namespace
+
+Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
+                                                   const SequenceOptions& options,
+                                                   int32_t max_chunk_limit) {
+  H2O_ASSIGN_OR_RETURN(Resolved r, Resolve(model, options, max_chunk_limit));
+  auto cache = std::make_unique<KvCache>(r.kv, MakePolicy(r.options.kv, r.options.n_ctx));
+  return std::unique_ptr<Sequence>(new Sequence(model, r.options, std::move(cache)));
+}
+
+Result<size_t> Sequence::KvBytes(const Model& model, const SequenceOptions& options,
+                                 int32_t max_chunk_limit) {
+  H2O_ASSIGN_OR_RETURN(Resolved r, Resolve(model, options, max_chunk_limit));
+  return KvCache::AllocatedBytesFor(r.kv, *MakePolicy(r.options.kv, r.options.n_ctx));
 }
 
 Sequence::Sequence(const Model& model, const SequenceOptions& resolved,

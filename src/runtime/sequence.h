@@ -88,6 +88,13 @@ class Sequence {
                                                   const SequenceOptions& options,
                                                   int32_t max_chunk_limit);
 
+  // The bytes a sequence of these options allocates for its KV cache (all
+  // of it, up front, whatever it later holds: full, its context; an
+  // evicting policy, budget + chunk): what admission reserves for it.
+  // Errors as Create.
+  static Result<size_t> KvBytes(const Model& model, const SequenceOptions& options,
+                                int32_t max_chunk_limit);
+
  private:
   Sequence(const Model& model, const SequenceOptions& resolved, std::unique_ptr<KvCache> cache);
 

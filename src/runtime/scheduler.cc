@@ -1,0 +1,262 @@
+#include "runtime/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace h2o {
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kEndOfGeneration:
+    case FinishReason::kStopped:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kCancelled:
+      return "cancelled";
+    case FinishReason::kError:
+      return "error";
+  }
+  return "error";
+}
+
+// A request that holds a sequence: prefilling its prompt, then decoding.
+struct Scheduler::Running {
+  uint64_t id;
+  Request request;
+  size_t reservation;
+  std::unique_ptr<Sequence> sequence;
+  Sampler sampler;
+  size_t prompt_fed = 0;
+  int32_t generated = 0;
+  int32_t next_token = -1;  // sampled, to be fed next step
+  bool done = false;
+
+  Running(uint64_t id, Request request, size_t reservation, std::unique_ptr<Sequence> sequence)
+      : id(id),
+        request(std::move(request)),
+        reservation(reservation),
+        sequence(std::move(sequence)),
+        sampler(this->request.sampling) {}
+  bool prefilling() const { return prompt_fed < request.prompt.size(); }
+};
+
+Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
+    : engine_(engine), options_(options) {
+  step_tokens_ = options.step_tokens > 0 ? std::min(options.step_tokens, engine.max_batch_tokens())
+                                         : engine.max_batch_tokens();
+  stats_.kv_limit_bytes = options.kv_memory_bytes;
+}
+
+Scheduler::~Scheduler() = default;
+
+Result<uint64_t> Scheduler::Submit(Request request) {
+  if (request.prompt.empty()) return Status::Error("the prompt has no tokens");
+  if (request.max_tokens < 1) {
+    return Status::Error(fmt::format("max_tokens must be at least 1, got {}", request.max_tokens));
+  }
+  const int32_t n_ctx =
+      request.sequence.n_ctx > 0 ? request.sequence.n_ctx : engine_.model().hparams().n_ctx_train;
+  if (!request.sequence.kv_pos_shift &&
+      static_cast<int64_t>(request.prompt.size()) + request.max_tokens > n_ctx) {
+    return Status::Error(fmt::format("{} prompt tokens + {} to generate exceed the context of {}",
+                                     request.prompt.size(), request.max_tokens, n_ctx));
+  }
+  H2O_ASSIGN_OR_RETURN(const size_t reservation, engine_.SequenceKvBytes(request.sequence));
+  if (reservation > options_.kv_memory_bytes) {
+    return Status::Error(fmt::format(
+        "the request's KV cache ({} bytes) is larger than the whole KV memory limit ({} bytes)",
+        reservation, options_.kv_memory_bytes));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (static_cast<int32_t>(queue_.size()) >= options_.max_queue) {
+    return Status::Error(fmt::format("the queue is full ({} requests waiting)", queue_.size()));
+  }
+  const uint64_t id = next_id_++;
+  queue_.push_back({id, std::move(request), reservation});
+  stats_.queued = static_cast<int32_t>(queue_.size());
+  return id;
+}
+
+void Scheduler::Cancel(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_.push_back(id);
+}
+
+SchedulerStats Scheduler::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+int64_t Scheduler::CacheEvictions(const Sequence& s) const {
+  // Every token enters every (layer, KV head); what is no longer there was
+  // evicted.
+  const KvCache& cache = s.cache();
+  int64_t evicted = 0;
+  for (int32_t l = 0; l < cache.config().n_layer; ++l) {
+    for (int32_t g = 0; g < cache.config().n_head_kv; ++g) {
+      evicted += s.n_past() - cache.count(l, g);
+    }
+  }
+  return evicted;
+}
+
+void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error) {
+  r.done = true;
+  TokenEvent event;
+  event.request_id = r.id;
+  event.n_generated = r.generated;
+  event.finished = true;
+  event.reason = reason;
+  event.error = error;
+  if (r.request.on_event) r.request.on_event(event);
+  const int64_t evicted = CacheEvictions(*r.sequence);
+  r.sequence.reset();  // the cache is freed now
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.kv_reserved_bytes -= r.reservation;
+  stats_.requests_finished += 1;
+  stats_.evictions += evicted;
+}
+
+void Scheduler::ApplyCancellations() {
+  std::vector<uint64_t> ids;
+  std::vector<Queued> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ids.swap(cancelled_);
+    for (const uint64_t id : ids) {
+      auto it =
+          std::find_if(queue_.begin(), queue_.end(), [id](const Queued& q) { return q.id == id; });
+      if (it != queue_.end()) {
+        dropped.push_back(std::move(*it));
+        queue_.erase(it);
+      }
+    }
+    stats_.queued = static_cast<int32_t>(queue_.size());
+  }
+  for (Queued& q : dropped) {
+    TokenEvent event;
+    event.request_id = q.id;
+    event.finished = true;
+    event.reason = FinishReason::kCancelled;
+    if (q.request.on_event) q.request.on_event(event);
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.requests_finished += 1;
+  }
+  for (auto& r : running_) {
+    if (!r->done && std::find(ids.begin(), ids.end(), r->id) != ids.end()) {
+      Finish(*r, FinishReason::kCancelled);
+    }
+  }
+}
+
+void Scheduler::Admit() {
+  for (;;) {
+    Queued q;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queue_.empty()) return;
+      if (stats_.kv_reserved_bytes + queue_.front().reservation > options_.kv_memory_bytes) return;
+      q = std::move(queue_.front());
+      queue_.pop_front();
+      stats_.queued = static_cast<int32_t>(queue_.size());
+      stats_.kv_reserved_bytes += q.reservation;
+    }
+    auto sequence = engine_.NewSequence(q.request.sequence);
+    auto running = std::make_unique<Running>(
+        q.id, std::move(q.request), q.reservation,
+        sequence.ok() ? std::move(sequence).value() : std::unique_ptr<Sequence>());
+    if (running->sequence == nullptr) {
+      // Submit checked the options, so this is unexpected; report it.
+      TokenEvent event;
+      event.request_id = q.id;
+      event.finished = true;
+      event.reason = FinishReason::kError;
+      event.error = sequence.status().message();
+      if (running->request.on_event) running->request.on_event(event);
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.kv_reserved_bytes -= q.reservation;
+      stats_.requests_finished += 1;
+      continue;
+    }
+    running_.push_back(std::move(running));
+  }
+}
+
+bool Scheduler::Step() {
+  ApplyCancellations();
+  // Finished sequences leave before anything new is admitted.
+  std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
+  Admit();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.running = static_cast<int32_t>(running_.size());
+  }
+  if (running_.empty()) return false;
+
+  // Decode tokens first (one per decoding sequence), then prompt chunks.
+  batch_.clear();
+  batch_owner_.clear();
+  int32_t budget = step_tokens_;
+  for (auto& r : running_) {
+    if (r->prefilling() || budget < 1) continue;
+    batch_.push_back({r->sequence.get(), std::span<const int32_t>(&r->next_token, 1)});
+    batch_owner_.push_back(r.get());
+    budget -= 1;
+  }
+  for (auto& r : running_) {
+    if (!r->prefilling() || budget < 1) continue;
+    const size_t left = r->request.prompt.size() - r->prompt_fed;
+    const size_t len = std::min(
+        {left, static_cast<size_t>(r->sequence->max_chunk()), static_cast<size_t>(budget)});
+    const bool last = len == left;
+    batch_.push_back({r->sequence.get(),
+                      std::span<const int32_t>(r->request.prompt).subspan(r->prompt_fed, len),
+                      LogitsFor::kLastToken, last});
+    batch_owner_.push_back(r.get());
+    budget -= static_cast<int32_t>(len);
+  }
+  if (batch_.empty()) return true;
+
+  if (Status s = engine_.Forward(batch_); !s.ok()) {
+    for (Running* r : batch_owner_) Finish(*r, FinishReason::kError, s.message());
+    return true;
+  }
+  int64_t generated = 0;
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Running& r = *batch_owner_[i];
+    if (r.prefilling()) {
+      r.prompt_fed += batch_[i].tokens.size();
+      if (r.prefilling()) continue;  // more prompt chunks to go
+    }
+    // The prompt is done or a token was fed: sample the next one.
+    const std::span<const float> logits = r.sequence->last_logits();
+    const int32_t token = r.sampler.Sample(logits);
+    if (r.request.is_end && r.request.is_end(token)) {
+      Finish(r, FinishReason::kEndOfGeneration);
+      continue;
+    }
+    r.generated += 1;
+    generated += 1;
+    TokenEvent event;
+    event.request_id = r.id;
+    event.token = token;
+    event.logits = logits;
+    event.n_generated = r.generated;
+    const bool go_on = !r.request.on_event || r.request.on_event(event);
+    if (!go_on) {
+      Finish(r, FinishReason::kStopped);
+    } else if (r.generated >= r.request.max_tokens || !r.sequence->HasRoomFor(1)) {
+      Finish(r, FinishReason::kLength);
+    } else {
+      r.next_token = token;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.tokens_generated += generated;
+  return true;
+}
+
+}  // namespace h2o

@@ -1,0 +1,148 @@
+// Continuous batching under one KV memory limit (DESIGN.md section 9): the
+// library API the server and `h2o bench --concurrency` share.
+//
+// Submit() queues a request (a prompt, its sequence options with their KV
+// policy, sampling, a token limit and a streaming callback). Each Step()
+//   1. admits queued requests in arrival order while their KV reservation
+//      fits the limit: a request reserves what its cache allocates, which
+//      is all it can ever need (full: its context; an evicting policy:
+//      budget + chunk), so a running sequence never runs out. The queue is
+//      first in, first out: a request that does not fit yet holds back the
+//      ones behind it, so none starves;
+//   2. packs one batch under the per-step token budget: the next token of
+//      every decoding sequence first, then prompt chunks of the prefilling
+//      ones, oldest first;
+//   3. runs it as one Engine::Forward, samples each decoding sequence's next
+//      token, streams it to the request's callback, and finishes requests
+//      (end of generation, token limit, the callback asking to stop),
+//      freeing their KV at once.
+// Cancel() removes a queued request or finishes a running one (its KV is
+// freed at the next step boundary, before anything else is admitted).
+//
+// Threading: Submit, Cancel and Stats may be called from any thread; Step
+// runs on one driver thread, which is also where callbacks run.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "runtime/engine.h"
+#include "runtime/sampler.h"
+#include "runtime/sequence.h"
+
+namespace h2o {
+
+// Why a request ended.
+enum class FinishReason {
+  kEndOfGeneration,  // the model produced an end-of-generation token
+  kLength,           // max_tokens generated, or the context is full
+  kStopped,          // the callback asked to stop (e.g. a stop string)
+  kCancelled,        // Cancel()
+  kError,            // the forward pass failed (message in the event)
+};
+
+const char* FinishReasonName(FinishReason reason);  // "stop", "length", ...
+
+// What a request's callback is told, on the driver thread.
+struct TokenEvent {
+  uint64_t request_id = 0;
+  int32_t token = -1;             // -1 in the final event
+  std::span<const float> logits;  // the distribution it was sampled from
+  int32_t n_generated = 0;        // tokens so far, this one included
+  bool finished = false;          // the last event of the request
+  FinishReason reason = FinishReason::kLength;
+  std::string error;  // reason kError
+};
+
+struct Request {
+  std::vector<int32_t> prompt;  // at least one token
+  SequenceOptions sequence;     // KV policy (resolved), context, chunk, KV type
+  SamplerOptions sampling;
+  int32_t max_tokens = 16;
+  // Whether generation ends at `token` (end-of-generation ids); may be
+  // empty (never).
+  std::function<bool(int32_t)> is_end;
+  // Called for each generated token (not for an end-of-generation token)
+  // and once more when the request finishes; returning false from a token
+  // event stops the request (kStopped). May be empty.
+  std::function<bool(const TokenEvent&)> on_event;
+};
+
+struct SchedulerOptions {
+  size_t kv_memory_bytes = size_t{1} << 30;  // --kv-mem: the most all reservations may sum to
+  int32_t max_queue = 64;                    // waiting requests beyond this are refused
+  // Tokens per forward pass, all sequences together (at most the engine's
+  // max_batch_tokens; 0: that).
+  int32_t step_tokens = 0;
+};
+
+struct SchedulerStats {
+  int32_t queued = 0;
+  int32_t running = 0;
+  size_t kv_reserved_bytes = 0;  // sum of the running sequences' reservations
+  size_t kv_limit_bytes = 0;
+  int64_t tokens_generated = 0;  // since the scheduler was made
+  int64_t requests_finished = 0;
+  int64_t evictions = 0;  // tokens evicted from finished and running caches
+};
+
+class Scheduler {
+ public:
+  // `engine` must outlive the scheduler and be driven only through it.
+  Scheduler(Engine& engine, const SchedulerOptions& options);
+  ~Scheduler();
+
+  // Queues a request and returns its id. Errors (nothing queued): an empty
+  // prompt, bad sequence options, a prompt + max_tokens past the context,
+  // a reservation larger than the whole KV limit (it could never run), a
+  // full queue.
+  Result<uint64_t> Submit(Request request);
+
+  // Ends request `id` (queued or running) with kCancelled; unknown or
+  // finished ids are ignored.
+  void Cancel(uint64_t id);
+
+  // One scheduling step (admit, batch, forward, sample, stream, finish).
+  // Returns false when there was nothing to do (no request queued or
+  // running).
+  bool Step();
+
+  SchedulerStats Stats() const;
+
+ private:
+  struct Running;
+
+  void ApplyCancellations();
+  void Admit();
+  void Finish(Running& r, FinishReason reason, const std::string& error = "");
+  int64_t CacheEvictions(const Sequence& s) const;
+
+  Engine& engine_;
+  SchedulerOptions options_;
+  int32_t step_tokens_;
+
+  mutable std::mutex mu_;  // guards queue_, cancelled_, stats counters read by Stats()
+  struct Queued {
+    uint64_t id;
+    Request request;
+    size_t reservation;
+  };
+  std::deque<Queued> queue_;
+  std::vector<uint64_t> cancelled_;
+  uint64_t next_id_ = 1;
+  SchedulerStats stats_;
+
+  // Driver thread only.
+  std::vector<std::unique_ptr<Running>> running_;
+  std::vector<BatchItem> batch_;
+  std::vector<Running*> batch_owner_;
+};
+
+}  // namespace h2o

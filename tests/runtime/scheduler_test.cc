@@ -1,0 +1,234 @@
+// The scheduler: admission by KV reservation in arrival order, the queue
+// bound, cancellation freeing KV before the next admission, the finish
+// reasons, and requests run together giving the ids each gives alone.
+#include "runtime/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "convert/mkmodel.h"
+#include "kv/kv_spec.h"
+#include "model/model.h"
+#include "runtime/session.h"
+#include "test_data.h"
+
+namespace h2o {
+namespace {
+
+// A q8_0 model: batches are bit-exact (see batch_parity_test.cc).
+const Model& Q8Model() {
+  static std::unique_ptr<Model> model = [] {
+    const std::string path = ::testing::TempDir() + "h2o_scheduler_test_q8.gguf";
+    MkModelOptions o;
+    o.n_embd = 128;
+    o.n_layer = 2;
+    o.n_head = 4;
+    o.n_head_kv = 2;
+    o.n_ff = 256;
+    o.n_vocab = 512;
+    o.n_ctx = 512;
+    o.type = "q8_0";
+    o.sharpen = 4.0f;
+    o.n_threads = 1;
+    o.output_path = path;
+    EXPECT_TRUE(MakeRandomModel(o).ok());
+    auto m = Model::Load(path);
+    EXPECT_TRUE(m.ok());
+    return std::move(m).value();
+  }();
+  return *model;
+}
+
+SequenceOptions Options(const std::string& kv, int32_t n_ctx = 128) {
+  SequenceOptions o;
+  o.n_ctx = n_ctx;
+  o.max_chunk = 16;
+  o.kv = ResolveKvSpec(ParseKvSpec(kv).value(), std::nullopt).value();
+  return o;
+}
+
+std::vector<int32_t> Prompt(int seed, int n) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(3 + (seed * 131 + i * 37) % 500);
+  return ids;
+}
+
+// What each request streamed, by id.
+struct Log {
+  std::map<uint64_t, std::vector<int32_t>> tokens;
+  std::map<uint64_t, FinishReason> finished;
+  std::vector<uint64_t> first_token_order;
+};
+
+Request Make(Log& log, std::vector<int32_t> prompt, SequenceOptions options, int32_t max_tokens) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sequence = options;
+  r.sampling.temperature = 0.0f;
+  r.max_tokens = max_tokens;
+  r.on_event = [&log](const TokenEvent& e) {
+    if (e.finished) {
+      log.finished[e.request_id] = e.reason;
+      return true;
+    }
+    if (log.tokens[e.request_id].empty()) log.first_token_order.push_back(e.request_id);
+    log.tokens[e.request_id].push_back(e.token);
+    return true;
+  };
+  return r;
+}
+
+std::unique_ptr<Engine> NewEngine() {
+  auto e = Engine::Create(Q8Model(), {.n_threads = 2, .max_batch_tokens = 64});
+  EXPECT_TRUE(e.ok());
+  return std::move(e).value();
+}
+
+std::vector<int32_t> Alone(const std::vector<int32_t>& prompt, const SequenceOptions& options,
+                           int n) {
+  SessionOptions o;
+  static_cast<SequenceOptions&>(o) = options;
+  auto s = Session::Create(Q8Model(), o);
+  EXPECT_TRUE(s.ok());
+  EXPECT_TRUE((*s)->Eval(prompt).ok());
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(ArgMax((*s)->last_logits()));
+    const int32_t next[] = {ids.back()};
+    if (i + 1 < n) EXPECT_TRUE((*s)->Eval(next).ok());
+  }
+  return ids;
+}
+
+TEST(Scheduler, RequestsTogetherGiveTheirIdsAlone) {
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = size_t{1} << 30});
+  Log log;
+  const std::vector<std::string> specs = {"full", "h2o:heavy=8,recent=8", "local:recent=16",
+                                          "tova:k=12", "sink:sinks=4,recent=8"};
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto id = scheduler.Submit(Make(log, Prompt(i, 20 + 9 * i), Options(specs[i]), 25 + 3 * i));
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    ids.push_back(*id);
+  }
+  while (scheduler.Step()) {
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SCOPED_TRACE(specs[i]);
+    EXPECT_EQ(log.tokens[ids[i]], Alone(Prompt(i, 20 + 9 * i), Options(specs[i]), 25 + 3 * i));
+    EXPECT_EQ(log.finished[ids[i]], FinishReason::kLength);
+  }
+  const SchedulerStats stats = scheduler.Stats();
+  EXPECT_EQ(stats.running, 0);
+  EXPECT_EQ(stats.kv_reserved_bytes, 0u);
+  EXPECT_EQ(stats.requests_finished, 5);
+  EXPECT_GT(stats.evictions, 0);  // the evicting policies evicted
+}
+
+TEST(Scheduler, AdmitsByReservationInArrivalOrder) {
+  auto engine = NewEngine();
+  const size_t full = engine->SequenceKvBytes(Options("full")).value();
+  const size_t small = engine->SequenceKvBytes(Options("local:recent=8")).value();
+  ASSERT_GT(full, 4 * small);
+  // Room for two full caches and a bit.
+  Scheduler scheduler(*engine, {.kv_memory_bytes = 2 * full + small});
+  Log log;
+  std::vector<uint64_t> ids;
+  for (const char* kv : {"full", "full", "full", "local:recent=8"}) {
+    ids.push_back(scheduler.Submit(Make(log, Prompt(1, 10), Options(kv), 4)).value());
+  }
+  ASSERT_TRUE(scheduler.Step());
+  SchedulerStats stats = scheduler.Stats();
+  EXPECT_EQ(stats.running, 2);
+  EXPECT_EQ(stats.queued, 2);
+  EXPECT_EQ(stats.kv_reserved_bytes, 2 * full);
+  // The small request fits but waits behind the third full one: arrival
+  // order, so the big one is not starved.
+  while (scheduler.Step()) {
+  }
+  ASSERT_EQ(log.first_token_order.size(), 4u);
+  EXPECT_EQ(log.first_token_order[2], ids[2]);
+  EXPECT_EQ(log.first_token_order[3], ids[3]);
+}
+
+TEST(Scheduler, CancelFreesKvBeforeTheNextAdmission) {
+  auto engine = NewEngine();
+  const size_t full = engine->SequenceKvBytes(Options("full")).value();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = full});
+  Log log;
+  const uint64_t a = scheduler.Submit(Make(log, Prompt(1, 10), Options("full"), 50)).value();
+  const uint64_t b = scheduler.Submit(Make(log, Prompt(2, 10), Options("full"), 5)).value();
+  const uint64_t c = scheduler.Submit(Make(log, Prompt(3, 10), Options("full"), 5)).value();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(scheduler.Step());
+  EXPECT_EQ(scheduler.Stats().running, 1);
+  EXPECT_TRUE(log.tokens[b].empty());
+  scheduler.Cancel(a);  // running: b takes its place at the next step
+  scheduler.Cancel(c);  // queued: dropped
+  ASSERT_TRUE(scheduler.Step());
+  EXPECT_EQ(log.finished[a], FinishReason::kCancelled);
+  EXPECT_EQ(log.finished[c], FinishReason::kCancelled);
+  EXPECT_EQ(scheduler.Stats().running, 1);
+  EXPECT_EQ(scheduler.Stats().queued, 0);
+  EXPECT_EQ(scheduler.Stats().kv_reserved_bytes, full);
+  while (scheduler.Step()) {
+  }
+  EXPECT_EQ(log.tokens[b].size(), 5u);
+  EXPECT_TRUE(log.tokens[c].empty());
+  EXPECT_EQ(scheduler.Stats().kv_reserved_bytes, 0u);
+}
+
+TEST(Scheduler, FinishReasons) {
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {});
+  Log log;
+  // The first greedy token of this prompt, made an end-of-generation id.
+  const std::vector<int32_t> prompt = Prompt(4, 12);
+  const int32_t first = Alone(prompt, Options("full"), 1)[0];
+  Request ends = Make(log, prompt, Options("full"), 10);
+  ends.is_end = [first](int32_t t) { return t == first; };
+  const uint64_t e = scheduler.Submit(std::move(ends)).value();
+  Request stops = Make(log, prompt, Options("full"), 10);
+  int seen = 0;
+  stops.on_event = [&](const TokenEvent& ev) {
+    if (ev.finished) {
+      log.finished[ev.request_id] = ev.reason;
+      return true;
+    }
+    return ++seen < 3;  // stop after the third token
+  };
+  const uint64_t s = scheduler.Submit(std::move(stops)).value();
+  while (scheduler.Step()) {
+  }
+  EXPECT_EQ(log.finished[e], FinishReason::kEndOfGeneration);
+  EXPECT_TRUE(log.tokens[e].empty());
+  EXPECT_EQ(log.finished[s], FinishReason::kStopped);
+  EXPECT_EQ(seen, 3);
+}
+
+TEST(Scheduler, RefusesWhatCouldNeverRun) {
+  auto engine = NewEngine();
+  const size_t full = engine->SequenceKvBytes(Options("full")).value();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = full - 1, .max_queue = 2});
+  Log log;
+  auto too_big = scheduler.Submit(Make(log, Prompt(1, 10), Options("full"), 5));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("larger than the whole KV memory limit"),
+            std::string::npos);
+  auto too_long = scheduler.Submit(Make(log, Prompt(1, 100), Options("local:recent=8"), 29));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.status().message().find("exceed the context of 128"), std::string::npos);
+  EXPECT_FALSE(scheduler.Submit(Make(log, {}, Options("local:recent=8"), 5)).ok());
+  ASSERT_TRUE(scheduler.Submit(Make(log, Prompt(1, 10), Options("local:recent=8"), 5)).ok());
+  ASSERT_TRUE(scheduler.Submit(Make(log, Prompt(2, 10), Options("local:recent=8"), 5)).ok());
+  auto full_queue = scheduler.Submit(Make(log, Prompt(3, 10), Options("local:recent=8"), 5));
+  ASSERT_FALSE(full_queue.ok());
+  EXPECT_NE(full_queue.status().message().find("queue is full"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace h2o

@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "kernels/attention_runs.h"
 #include "kernels/dispatch.h"
+#include "kernels/flush_denormals.h"
 
 namespace h2o::kernels {
 namespace {
@@ -26,6 +27,7 @@ void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t que
 void AttendGroup(const KernelTable& kt, const float* q, int32_t n_group, const KvSlots& kv,
                  int32_t query_pos, int32_t window, float scale, const GroupAttentionOutputs& o) {
   H2O_CHECK(window >= 0);
+  const ScopedFlushDenormals flush;
   const int32_t d = kv.head_dim;
   const int32_t n = kv.n_slots;
   const ScoreRowsFn score_rows = kt.KvFor(kv.k_type).score_rows;

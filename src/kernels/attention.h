@@ -51,8 +51,10 @@ struct GroupAttentionOutputs {
 // layer, llama.cpp's LLAMA_SWA_TYPE_STANDARD with n_swa = window; 0 for a
 // global layer). Empty, future and out-of-window slots get probability 0
 // and add nothing to score_accum or step_attention. Each run of visible
-// slots is read once for the whole group (GQA). Requires window >= 0 and
-// at least one visible slot. Thread-safe for distinct outputs.
+// slots is read once for the whole group (GQA). Runs with denormals
+// flushed to zero (kernels/flush_denormals.h): a probability below 2^-126
+// is exactly 0. Requires window >= 0 and at least one visible slot.
+// Thread-safe for distinct outputs.
 void AttendGroup(const float* q, int32_t n_group, const KvSlots& kv, int32_t query_pos,
                  int32_t window, float scale, const GroupAttentionOutputs& outputs);
 

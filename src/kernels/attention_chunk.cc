@@ -7,6 +7,7 @@
 #include "core/status.h"
 #include "kernels/attention_runs.h"
 #include "kernels/dispatch.h"
+#include "kernels/flush_denormals.h"
 
 namespace h2o::kernels {
 namespace {
@@ -156,6 +157,7 @@ void AttendGroupChunk(const KernelTable& kt, const float* q, int64_t q_stride, i
                       int32_t n_group, const KvSlots& kv, int32_t pos0, int32_t window, float scale,
                       const ChunkAttentionOutputs& o) {
   H2O_CHECK(n_queries >= 1 && n_group >= 1 && window >= 0);
+  const ScopedFlushDenormals flush;
   const int32_t d = kv.head_dim;
   const int32_t bq = BlockQueries(n_queries, n_group, kv.n_slots);
   const size_t max_rows = static_cast<size_t>(bq) * n_group;

@@ -51,6 +51,8 @@ size_t AttendGroupChunkScratchFloats(int32_t n_queries, int32_t n_group, int32_t
 // are exact only for finite V rows: an inf or NaN V in a slot visible to a
 // later query of the block reaches the earlier ones' outputs too.
 //
+// Like AttendGroup, runs with denormals flushed to zero.
+//
 // Requires n_queries >= 1, n_group >= 1, window >= 0, at least one visible
 // slot for every query (checked), scratch as sized above, and out rows not
 // overlapping q. Thread-safe for distinct outputs and scratch.

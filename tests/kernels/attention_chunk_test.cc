@@ -309,7 +309,8 @@ TEST(AttendGroupChunk, MatchesDoubleReference) {
 }
 
 // Null score outputs leave the attention output as it was and touch
-// nothing else; either one alone gets what it would get with the other.
+// nothing else; either one alone gets what it would get with the other;
+// the caller's floating-point mode comes back unchanged.
 TEST(AttendGroupChunk, ScoreOutputsAreOptional) {
   std::mt19937 rng(29);
   const Shape c{45, 4, 64, TensorType::kF16, 0, true};
@@ -317,6 +318,9 @@ TEST(AttendGroupChunk, ScoreOutputsAreOptional) {
   const std::vector<float> q = RandomQueries(c, rng);
   const KernelTable& kt = ActiveKernels();
   const Results both = RunChunk(kt, c, cache, q, true, true);
+  volatile float tiny = 1e-30f, small = 1e-10f;
+  EXPECT_GT(tiny * small, 0.0f)
+      << "the caller's floating-point mode (flush_denormals.h) is restored";
   const Results none = RunChunk(kt, c, cache, q, false, false);
   const Results scores_only = RunChunk(kt, c, cache, q, true, false);
   const Results step_only = RunChunk(kt, c, cache, q, false, true);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/dispatch.h"
+#include "kernels/flush_denormals.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 
@@ -187,6 +189,36 @@ TEST(AttendGroup, SlidingWindowRingAndChunk) {
   for (int32_t p = first - window; p < first; ++p) pos[p % window] = p;
   for (int32_t t = 0; t < 4; ++t) pos[window + t] = first + t;
   for (int32_t t = 0; t < 4; ++t) CheckCase(chunk, pos, first + t, window, rng);
+}
+
+// Whether this thread's floating-point mode keeps denormal results (the
+// caller's mode, which the kernels must restore).
+bool DenormalsSurvive() {
+  volatile float a = 1e-30f, b = 1e-10f;
+  return a * b > 0.0f;
+}
+
+// A logit 95 below the row's maximum has probability e^-95, about 5e-42:
+// a denormal float, flushed to exactly 0 (kernels/flush_denormals.h).
+TEST(AttendGroup, ProbabilitiesBelowTheNormalRangeAreZero) {
+  const std::vector<float> q = {1, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<float> k = {0, 0, 0, 0, 0, 0, 0, 0, -95, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<float> v = {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2};
+  const std::vector<int32_t> pos = {0, 1};
+  const KvSlots slots{
+      .k = k.data(), .v = v.data(), .pos = pos.data(), .n_slots = 2, .n_home = 2, .head_dim = 8};
+  std::vector<float> out(8), probs(2);
+  std::vector<double> scores(2, 0.0);
+  ASSERT_TRUE(DenormalsSurvive());
+  for (const KernelTable* kt : AvailableKernels()) {
+    AttendGroup(*kt, q.data(), 1, slots, 1, 0, 1.0f, {out.data(), probs.data(), scores.data()});
+    EXPECT_EQ(probs[0], 1.0f) << kt->name;
+    if (kFlushesDenormals) {
+      EXPECT_EQ(probs[1], 0.0f) << kt->name;
+    }
+    EXPECT_EQ(out, std::vector<float>(8, 1.0f)) << kt->name;
+    EXPECT_TRUE(DenormalsSurvive()) << kt->name << ": the caller's floating-point mode is restored";
+  }
 }
 
 TEST(AttendGroup, NoVisibleSlotIsAnInvariantFailure) {

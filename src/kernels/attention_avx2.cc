@@ -20,6 +20,7 @@ namespace {
 constexpr int64_t kWidth = 8;
 
 struct F32Rows {
+  static constexpr int64_t kBytes = sizeof(float);
   const float* p;
   __m256 Load(int64_t i) const { return _mm256_loadu_ps(p + i); }
   float At(int64_t i) const { return p[i]; }
@@ -30,6 +31,7 @@ struct F32Rows {
 };
 
 struct F16Rows {
+  static constexpr int64_t kBytes = sizeof(uint16_t);
   const uint16_t* p;
   __m256 Load(int64_t i) const {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
@@ -47,6 +49,15 @@ __m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 }
 
 float Sum1(__m256 v) { return _mm_cvtss_f32(Sum4(v, v, v, v)); }
+
+// Lane j holds the sum of the 8 lanes of a[j], added in Sum4's order (the
+// two halves of each hadd tree, then low + high), so each lane is
+// bit-identical to Sum1 of its accumulator.
+__m256 Sum8(const __m256 a[8]) {
+  const __m256 s0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+  const __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20), _mm256_permute2f128_ps(s0, s1, 0x31));
+}
 
 // Columns past the last full vector of row `base`.
 template <typename Rows>
@@ -156,10 +167,52 @@ void ScoreRowsFourHeads(const float* q, Rows rows, int64_t n_rows, int64_t d, fl
   if (r < n_rows) ScoreRowsHeads<4>(q, Rows{rows.p + r * d}, 1, d, scale, out + r, out_stride);
 }
 
-// Heads in fours, the last one to three on their own kernels.
+// Two heads, four rows per step: the eight sums reduce together (Sum8)
+// into each head's four consecutive scores, stored as one vector each,
+// where ScoreRowsFourHeads reduces four at a time and scatters them; the
+// sums are the same bits.
 template <typename Rows>
-void ScoreRows(const float* q, int64_t n_q, Rows rows, int64_t n_rows, int64_t d, float scale,
-               float* out, int64_t out_stride) {
+void ScoreRowsTwoHeads(const float* q, Rows rows, int64_t n_rows, int64_t d, float scale,
+                       float* out, int64_t out_stride) {
+  const int64_t d8 = d - d % kWidth;
+  const float* q1 = q + d;
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    const int64_t b = r * d;
+    __m256 acc[8];  // [head][row]
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < d8; i += kWidth) {
+      const __m256 q0v = _mm256_loadu_ps(q + i), q1v = _mm256_loadu_ps(q1 + i);
+      for (int j = 0; j < 4; ++j) {
+        const __m256 k = rows.Load(b + j * d + i);
+        acc[j] = _mm256_fmadd_ps(k, q0v, acc[j]);
+        acc[4 + j] = _mm256_fmadd_ps(k, q1v, acc[4 + j]);
+      }
+    }
+    __m256 s = Sum8(acc);
+    if (d8 < d) {
+      s = _mm256_add_ps(
+          s,
+          _mm256_setr_ps(TailDot(q, rows, b, d8, d), TailDot(q, rows, b + d, d8, d),
+                         TailDot(q, rows, b + 2 * d, d8, d), TailDot(q, rows, b + 3 * d, d8, d),
+                         TailDot(q1, rows, b, d8, d), TailDot(q1, rows, b + d, d8, d),
+                         TailDot(q1, rows, b + 2 * d, d8, d), TailDot(q1, rows, b + 3 * d, d8, d)));
+    }
+    s = _mm256_mul_ps(s, vscale);
+    _mm_storeu_ps(out + r, _mm256_castps256_ps128(s));
+    _mm_storeu_ps(out + out_stride + r, _mm256_extractf128_ps(s, 1));
+  }
+  if (r < n_rows) {
+    ScoreRowsHeads<2>(q, Rows{rows.p + r * d}, n_rows - r, d, scale, out + r, out_stride);
+  }
+}
+
+// Up to four heads read each row once: heads in fours, the last one to
+// three on their own kernels.
+template <typename Rows>
+void ScoreRowsFewHeads(const float* q, int64_t n_q, Rows rows, int64_t n_rows, int64_t d,
+                       float scale, float* out, int64_t out_stride) {
   for (; n_q >= 4; n_q -= 4, q += 4 * d, out += 4 * out_stride) {
     ScoreRowsFourHeads(q, rows, n_rows, d, scale, out, out_stride);
   }
@@ -168,6 +221,32 @@ void ScoreRows(const float* q, int64_t n_q, Rows rows, int64_t n_rows, int64_t d
     case 2: ScoreRowsHeads<2>(q, rows, n_rows, d, scale, out, out_stride); break;
     case 3: ScoreRowsHeads<3>(q, rows, n_rows, d, scale, out, out_stride); break;
     default: break;
+  }
+}
+
+// More heads (GQA groups of 8, a prefill's block of queries times its
+// group) take the rows in tiles that stay in L1 while every pair of heads
+// reads them; the next tile is hinted in while this one is scored.
+constexpr int64_t kTileBytes = 8192;
+
+template <typename Rows>
+void ScoreRows(const float* q, int64_t n_q, Rows rows, int64_t n_rows, int64_t d, float scale,
+               float* out, int64_t out_stride) {
+  if (n_q <= 4) {
+    ScoreRowsFewHeads(q, n_q, rows, n_rows, d, scale, out, out_stride);
+    return;
+  }
+  const int64_t row_bytes = d * Rows::kBytes;
+  const int64_t tile = kTileBytes / row_bytes > 4 ? kTileBytes / row_bytes / 4 * 4 : 4;
+  for (int64_t first = 0; first < n_rows; first += tile) {
+    const int64_t n = n_rows - first < tile ? n_rows - first : tile;
+    const Rows t{rows.p + first * d};
+    kernels::PrefetchAhead(t.p, n * row_bytes, n * row_bytes);
+    int64_t h = 0;
+    for (; h + 2 <= n_q; h += 2) {
+      ScoreRowsTwoHeads(q + h * d, t, n, d, scale, out + h * out_stride + first, out_stride);
+    }
+    if (h < n_q) ScoreRowsOneQuery(q + h * d, t, n, d, scale, out + h * out_stride + first);
   }
 }
 

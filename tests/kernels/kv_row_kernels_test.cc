@@ -118,5 +118,52 @@ TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
   }
 }
 
+// The per-head results do not depend on how many heads share a call: n_q
+// heads at once give, bit for bit, what n_q one-head calls give. Decode
+// attention calls with a GQA group and prefill attention
+// (AttendGroupChunk) with a block of queries times the group, and equal
+// results between the two rest on this. Run lengths straddle the 4-row
+// blocking and the row tiles that groups of more than 4 heads take.
+TEST(KvRowKernels, ManyHeadsEqualOneHeadAtATime) {
+  constexpr int64_t kManyHeads[] = {2, 3, 5, 8, 9, 33, 64};
+  constexpr int64_t kLongRuns[] = {1, 5, 32, 33, 65, 130};
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+      const KvRowKernels& kv = table->KvFor(type);
+      for (int64_t d : {20, 64, 128}) {
+        for (int64_t n_rows : kLongRuns) {
+          for (int64_t n_q : kManyHeads) {
+            const Rows rows = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 7 + n_rows));
+            const std::vector<float> q =
+                RandomVector(n_q * d, static_cast<uint32_t>(n_q + n_rows), -2.0f, 2.0f);
+            std::vector<float> scores(n_q * n_rows), one(n_rows);
+            kv.score_rows(q.data(), n_q, rows.bytes.data(), n_rows, d, 0.125f, scores.data(),
+                          n_rows);
+            const std::vector<float> p =
+                RandomVector(n_q * n_rows, static_cast<uint32_t>(n_q * 3 + n_rows), 0.0f, 1.0f);
+            std::vector<float> sums = RandomVector(n_q * d, static_cast<uint32_t>(n_q + d));
+            const std::vector<float> start = sums;
+            kv.weighted_sum_rows(p.data(), n_rows, n_q, rows.bytes.data(), n_rows, d, sums.data());
+            for (int64_t h = 0; h < n_q; ++h) {
+              kv.score_rows(&q[h * d], 1, rows.bytes.data(), n_rows, d, 0.125f, one.data(), n_rows);
+              for (int64_t r = 0; r < n_rows; ++r) {
+                ASSERT_EQ(scores[h * n_rows + r], one[r]) << Shape(*table, type, d, n_rows, n_q)
+                                                          << " score of head " << h << " row " << r;
+              }
+              std::vector<float> sum(start.begin() + h * d, start.begin() + (h + 1) * d);
+              kv.weighted_sum_rows(&p[h * n_rows], n_rows, 1, rows.bytes.data(), n_rows, d,
+                                   sum.data());
+              for (int64_t i = 0; i < d; ++i) {
+                ASSERT_EQ(sums[h * d + i], sum[i]) << Shape(*table, type, d, n_rows, n_q)
+                                                   << " sum of head " << h << " column " << i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace h2o::kernels

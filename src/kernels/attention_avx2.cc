@@ -279,12 +279,11 @@ void WeightedSumRowsOneQuery(const float* p, Rows rows, int64_t n_rows, int64_t 
   }
 }
 
-// M heads (2..8), 8 output columns of each per pass: every 8 widened
-// values of a row feed M accumulators.
+// M heads (2..8), 8 output columns of each per pass (from column i0 on):
+// every 8 widened values of a row feed M accumulators.
 template <int M, typename Rows>
 void WeightedSumRowsHeads(const float* p, int64_t p_stride, Rows rows, int64_t n_rows, int64_t d,
-                          float* out) {
-  int64_t i0 = 0;
+                          float* out, int64_t i0 = 0) {
   for (; i0 + kWidth <= d; i0 += kWidth) {
     __m256 acc[M];
     for (int h = 0; h < M; ++h) acc[h] = _mm256_loadu_ps(out + h * d + i0);
@@ -303,9 +302,41 @@ void WeightedSumRowsHeads(const float* p, int64_t p_stride, Rows rows, int64_t n
   }
 }
 
+// Six heads, 16 output columns of each per pass: two widened vectors of a
+// row feed twelve accumulators, 8 loads per 12 FMAs where the 8-head
+// kernel takes 9 per 8. Each output adds its rows in the same order, so
+// the sums are the same bits.
 template <typename Rows>
-void WeightedSumRows(const float* p, int64_t p_stride, int64_t n_q, Rows rows, int64_t n_rows,
-                     int64_t d, float* out) {
+void WeightedSumRowsSixHeads(const float* p, int64_t p_stride, Rows rows, int64_t n_rows, int64_t d,
+                             float* out) {
+  constexpr int kHeads = 6;
+  int64_t i0 = 0;
+  for (; i0 + 2 * kWidth <= d; i0 += 2 * kWidth) {
+    __m256 acc[kHeads][2];
+    for (int h = 0; h < kHeads; ++h) {
+      acc[h][0] = _mm256_loadu_ps(out + h * d + i0);
+      acc[h][1] = _mm256_loadu_ps(out + h * d + i0 + kWidth);
+    }
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const __m256 v0 = rows.Load(r * d + i0), v1 = rows.Load(r * d + i0 + kWidth);
+      for (int h = 0; h < kHeads; ++h) {
+        const __m256 ph = _mm256_set1_ps(p[h * p_stride + r]);
+        acc[h][0] = _mm256_fmadd_ps(ph, v0, acc[h][0]);
+        acc[h][1] = _mm256_fmadd_ps(ph, v1, acc[h][1]);
+      }
+    }
+    for (int h = 0; h < kHeads; ++h) {
+      _mm256_storeu_ps(out + h * d + i0, acc[h][0]);
+      _mm256_storeu_ps(out + h * d + i0 + kWidth, acc[h][1]);
+    }
+  }
+  if (i0 < d) WeightedSumRowsHeads<kHeads>(p, p_stride, rows, n_rows, d, out, i0);
+}
+
+// Up to eight heads read each row once.
+template <typename Rows>
+void WeightedSumRowsFewHeads(const float* p, int64_t p_stride, int64_t n_q, Rows rows,
+                             int64_t n_rows, int64_t d, float* out) {
   while (n_q > 0) {
     const int64_t m = n_q < 8 ? n_q : 8;
     switch (m) {
@@ -321,6 +352,32 @@ void WeightedSumRows(const float* p, int64_t p_stride, int64_t n_q, Rows rows, i
     p += m * p_stride;
     out += m * d;
     n_q -= m;
+  }
+}
+
+// More heads (a prefill block) take the rows in tiles that stay in L1
+// while every six heads read them, each output carried in memory from
+// tile to tile, its rows still added in order.
+template <typename Rows>
+void WeightedSumRows(const float* p, int64_t p_stride, int64_t n_q, Rows rows, int64_t n_rows,
+                     int64_t d, float* out) {
+  if (n_q <= 8) {
+    WeightedSumRowsFewHeads(p, p_stride, n_q, rows, n_rows, d, out);
+    return;
+  }
+  const int64_t row_bytes = d * Rows::kBytes;
+  const int64_t tile = 2 * kTileBytes / row_bytes > 1 ? 2 * kTileBytes / row_bytes : 1;
+  for (int64_t first = 0; first < n_rows; first += tile) {
+    const int64_t n = n_rows - first < tile ? n_rows - first : tile;
+    const Rows t{rows.p + first * d};
+    kernels::PrefetchAhead(t.p, n * row_bytes, n * row_bytes);
+    int64_t h = 0;
+    // Sixes while more than eight remain; the rest in one group.
+    for (; n_q - h > 8; h += 6) {
+      WeightedSumRowsSixHeads(p + h * p_stride + first, p_stride, t, n, d, out + h * d);
+    }
+    if (h < n_q)
+      WeightedSumRowsFewHeads(p + h * p_stride + first, p_stride, n_q - h, t, n, d, out + h * d);
   }
 }
 

@@ -26,11 +26,17 @@ constexpr int64_t kMaxTileFloats = int64_t{1} << 17;
 // any unrolling up to four registers.
 constexpr int32_t kSoftmaxAlign = 64;
 
+// Queries per block as the row target allows, at least one.
+int64_t BlockQueriesByRows(int32_t n_queries, int32_t n_group) {
+  return std::max<int64_t>(1,
+                           std::min<int64_t>({kBlockRows / n_group, kMaxBlockQueries, n_queries}));
+}
+
+// ... and as the probability tile allows, still at least one.
 int32_t BlockQueries(int32_t n_queries, int32_t n_group, int32_t n_slots) {
-  const int64_t by_rows = kBlockRows / n_group;
   const int64_t by_tile = kMaxTileFloats / (int64_t{n_group} * std::max(n_slots, 1));
-  const int64_t bq = std::min<int64_t>({by_rows, by_tile, kMaxBlockQueries, n_queries});
-  return static_cast<int32_t>(std::max<int64_t>(bq, 1));
+  return static_cast<int32_t>(
+      std::max<int64_t>(1, std::min(BlockQueriesByRows(n_queries, n_group), by_tile)));
 }
 
 // One block of queries [t0, t1) and the scratch it works in.
@@ -140,10 +146,17 @@ void AccumulateScores(const Block& b, double* score_accum, float* step_attention
 
 }  // namespace
 
-size_t AttendGroupChunkScratchFloats(int32_t n_queries, int32_t n_group, int32_t n_slots,
+size_t AttendGroupChunkScratchFloats(int32_t max_queries, int32_t n_group, int32_t max_slots,
                                      int32_t head_dim) {
-  const size_t rows = static_cast<size_t>(BlockQueries(n_queries, n_group, n_slots)) * n_group;
-  return rows * (2 * static_cast<size_t>(head_dim) + static_cast<size_t>(n_slots));
+  // A call's block has at most `rows` rows (fewer queries or the tile
+  // limit only lower it), and rows * n_slots probabilities, which the tile
+  // limit keeps within kMaxTileFloats unless one query's group alone is
+  // more.
+  const size_t rows = static_cast<size_t>(BlockQueriesByRows(max_queries, n_group)) * n_group;
+  const size_t slots = static_cast<size_t>(std::max(max_slots, 1));
+  const size_t probs = std::min(
+      rows * slots, std::max(static_cast<size_t>(kMaxTileFloats), size_t{1} * n_group * slots));
+  return rows * 2 * static_cast<size_t>(head_dim) + probs;
 }
 
 void AttendGroupChunk(const float* q, int64_t q_stride, int32_t n_queries, int32_t n_group,

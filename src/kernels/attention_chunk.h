@@ -31,9 +31,13 @@ struct ChunkAttentionOutputs {
   float* step_attention = nullptr;
 };
 
-// Floats of ChunkAttentionOutputs::scratch for AttendGroupChunk with these
-// sizes: one block of queries' q, probabilities over the slots and outputs.
-size_t AttendGroupChunkScratchFloats(int32_t n_queries, int32_t n_group, int32_t n_slots,
+// Floats of ChunkAttentionOutputs::scratch that suffice for every
+// AttendGroupChunk call with n_queries <= max_queries and kv.n_slots <=
+// max_slots (and this n_group and head_dim), so a forward sizes it once
+// for its largest chunk and cache: a block of queries' q and outputs and
+// their probabilities over the slots, at most max(64, n_group) * 2 *
+// head_dim + max(2^17, n_group * max_slots) floats.
+size_t AttendGroupChunkScratchFloats(int32_t max_queries, int32_t n_group, int32_t max_slots,
                                      int32_t head_dim);
 
 // Query t in [0, n_queries) sits at position pos0 + t; its n_group query

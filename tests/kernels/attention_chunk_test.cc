@@ -333,6 +333,29 @@ TEST(AttendGroupChunk, ScoreOutputsAreOptional) {
   EXPECT_EQ(step_only.scores, none.scores);
 }
 
+// A forward sizes the scratch once, for its largest chunk and cache; each
+// call writes within the size for its own arguments (the sentinels above),
+// and that size never exceeds the size for larger ones.
+TEST(AttendGroupChunk, ScratchForTheLargestCallFitsSmallerOnes) {
+  const int32_t queries[] = {1, 7, 32, 100, 512};
+  const int32_t slots[] = {1, 100, 512, 2048, 4096, 8192, 65536};
+  for (int32_t g : {1, 4, 8, 32}) {
+    for (int32_t max_q : queries) {
+      for (int32_t max_s : slots) {
+        const size_t most = AttendGroupChunkScratchFloats(max_q, g, max_s, 128);
+        for (int32_t n_q : queries) {
+          for (int32_t n_s : slots) {
+            if (n_q > max_q || n_s > max_s) continue;
+            EXPECT_LE(AttendGroupChunkScratchFloats(n_q, g, n_s, 128), most)
+                << "group " << g << " " << n_q << " <= " << max_q << " queries, " << n_s
+                << " <= " << max_s << " slots";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(AttendGroupChunk, QueryWithoutVisibleSlotIsAnInvariantFailure) {
   const std::vector<float> q(16, 1.0f), k(8, 1.0f), v(8, 1.0f);
   std::vector<float> out(16), scratch(AttendGroupChunkScratchFloats(2, 1, 1, 8));

@@ -194,17 +194,22 @@ bool Scheduler::Step() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = static_cast<int32_t>(running_.size());
   }
-  if (running_.empty()) return false;
+  if (running_.empty()) {
+    last_step_ = {};
+    return false;
+  }
 
   // Decode tokens first (one per decoding sequence), then prompt chunks.
   batch_.clear();
   batch_owner_.clear();
+  last_step_ = {};
   int32_t budget = step_tokens_;
   for (auto& r : running_) {
     if (r->prefilling() || budget < 1) continue;
     batch_.push_back({r->sequence.get(), std::span<const int32_t>(&r->next_token, 1)});
     batch_owner_.push_back(r.get());
     budget -= 1;
+    last_step_.decode += 1;
   }
   for (auto& r : running_) {
     if (!r->prefilling() || budget < 1) continue;
@@ -217,6 +222,7 @@ bool Scheduler::Step() {
                       LogitsFor::kLastToken, last});
     batch_owner_.push_back(r.get());
     budget -= static_cast<int32_t>(len);
+    last_step_.prefill += static_cast<int32_t>(len);
   }
   if (batch_.empty()) return true;
 

@@ -116,6 +116,14 @@ class Scheduler {
 
   SchedulerStats Stats() const;
 
+  // What the last Step() fed (driver thread): decode tokens (one per
+  // decoding sequence) and prompt tokens.
+  struct StepTokens {
+    int32_t decode = 0;
+    int32_t prefill = 0;
+  };
+  StepTokens last_step() const { return last_step_; }
+
  private:
   struct Running;
 
@@ -143,6 +151,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Running>> running_;
   std::vector<BatchItem> batch_;
   std::vector<Running*> batch_owner_;
+  StepTokens last_step_;
 };
 
 }  // namespace h2o

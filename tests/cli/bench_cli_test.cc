@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "cli/run_binary.h"
 #include "test_data.h"
@@ -19,7 +18,6 @@ using testing::ExpectOneErrorLine;
 using testing::RunH2o;
 
 const std::string kBench = "bench -m " + testing::ModelPath() + " --membw-mib 8 ";
-
 
 TEST(BenchCli, JsonRecords) {
   // --chunk 8 so that the h2o cache (budget 16 + chunk 8 slots) is smaller
@@ -118,6 +116,56 @@ TEST(BenchCli, Errors) {
   ExpectOneErrorLine(RunH2o(kBench + "-r 0"), "-r must be at least 1, not 0");
   ExpectOneErrorLine(RunH2o(kBench + "--threads=-2"), "-t must be 0 (all) or more, not -2");
   ExpectOneErrorLine(RunH2o(kBench + "--kv h2o:heavy=8"), "--kv 'h2o:heavy=8': missing key");
+}
+
+}  // namespace
+}  // namespace h2o
+
+namespace h2o {
+namespace {
+
+// --concurrency: a KV memory limit with room for two full caches of 48 + 16
+// tokens (stories260K: 5 layers x 4 KV heads x 2 rows of 8 f16 values = 320
+// bytes per token, plus per-slot metadata) admits two full sequences at a
+// time, and more of a small local window; every request generates exactly
+// -n tokens.
+TEST(BenchThroughputCli, AdmitsByKvMemoryAndGeneratesEveryToken) {
+  const auto r = RunH2o(kBench +
+                        "--concurrency 6 -p 48 -n 16 --chunk 16 -t 2 --kv full,local:recent=8 "
+                        "--kv-mem 50KiB --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mode"], "throughput");
+  EXPECT_EQ(j["kv_memory_bytes"], 50 * 1024);
+  ASSERT_EQ(j["records"].size(), 2u);
+  const auto& full = j["records"][0];
+  const auto& local = j["records"][1];
+  const int64_t full_bytes = full["kv_bytes_per_sequence"].get<int64_t>();
+  const int64_t local_bytes = local["kv_bytes_per_sequence"].get<int64_t>();
+  EXPECT_GE(full_bytes, 64 * 320);  // 64 tokens of K/V rows
+  EXPECT_EQ(full["admitted"], std::min<int64_t>(6, 50 * 1024 / full_bytes));
+  EXPECT_EQ(local["admitted"], std::min<int64_t>(6, 50 * 1024 / local_bytes));
+  EXPECT_GT(local["admitted"].get<int>(), full["admitted"].get<int>());
+  for (const auto& rec : j["records"]) {
+    EXPECT_EQ(rec["generated"], 6 * 16);
+    EXPECT_GT(rec["decode_tps"].get<double>(), 0.0);
+    EXPECT_GT(rec["end_to_end_tps"].get<double>(), 0.0);
+    EXPECT_LE(rec["ttft_p50_ms"].get<double>(), rec["ttft_p99_ms"].get<double>());
+    EXPECT_LE(rec["itl_p50_ms"].get<double>(), rec["itl_p99_ms"].get<double>());
+  }
+}
+
+TEST(BenchThroughputCli, BadInputIsOneLine) {
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16,32 -n 8"),
+                     "--concurrency takes one -p and one -n");
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --depth 32"),
+                     "--concurrency runs from an empty cache");
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --kv-mem 2parsecs"),
+                     "--kv-mem: '2parsecs' has an unknown unit");
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --kv-mem 1KiB"),
+                     "larger than the whole KV memory limit");
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency -2 -p 16 -n 8"),
+                     "--concurrency must be 1 or more");
 }
 
 }  // namespace

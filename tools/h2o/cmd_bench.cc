@@ -1,6 +1,7 @@
 // h2o bench: prompt processing (pp) and generation (tg) speed at given
 // context depths, per KV policy, like llama-bench; with KV memory against a
 // full cache and decode speed against the memory-bandwidth roofline.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,15 +9,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "core/byte_size.h"
 #include "eval/bench.h"
 #include "eval/membw.h"
+#include "eval/throughput.h"
 
 namespace h2o::cli {
 namespace {
@@ -34,6 +35,8 @@ struct BenchFlags {
   uint64_t seed = 1234;
   int32_t membw_mib = 256;
   bool json = false;
+  int32_t concurrency = 0;  // > 0: the throughput mode
+  std::string kv_mem = "1GiB";
 };
 
 // Each occurrence of a list flag is itself a comma-separated list.
@@ -56,6 +59,98 @@ std::string FormatCount(int64_t n) {
   if (n >= 1'000'000) return fmt::format("{:.2f}M", n / 1e6);
   if (n >= 1'000) return fmt::format("{:.2f}K", n / 1e3);
   return std::to_string(n);
+}
+
+// --concurrency: every --kv policy serves `concurrency` requests of -p
+// prompt + -n generated tokens through the scheduler under --kv-mem.
+int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int32_t prompt,
+                      int32_t gen, const BenchOptions& bench) {
+  auto kv_mem = ParseByteSize(f.kv_mem);
+  if (!kv_mem.ok()) return Fail(kv_mem.status().WithContext("--kv-mem"));
+  ThroughputOptions o;
+  o.concurrency = f.concurrency;
+  o.prompt = prompt;
+  o.generate = gen;
+  o.kv_memory_bytes = *kv_mem;
+  o.n_threads = bench.n_threads;
+  o.chunk = bench.chunk > 0 ? bench.chunk : prompt;
+  o.kv_type = bench.kv_type;
+  o.seed = bench.seed;
+  for (const KvSpec& spec : specs) {
+    if (auto plan = ResolveKvSpec(spec, static_cast<int64_t>(prompt) + gen); !plan.ok()) {
+      return Fail(plan.status().WithContext(fmt::format("--kv '{}'", spec.text)));
+    }
+  }
+  auto model_result = Model::Load(f.model_path);
+  if (!model_result.ok()) return Fail(model_result.status());
+  const Model& model = **model_result;
+  for (const KvSpec& spec : specs) {
+    auto bytes = ThroughputKvBytes(model, spec, o);
+    if (!bytes.ok()) return Fail(bytes.status());
+    if (*bytes > *kv_mem) {
+      return Fail(fmt::format(
+          "--kv '{}': a request's KV cache ({}) is larger than the whole KV memory limit (--kv-mem "
+          "{})",
+          spec.text, FormatBytes(static_cast<double>(*bytes)),
+          FormatBytes(static_cast<double>(*kv_mem))));
+    }
+  }
+  if (Status s = WarmUp(model, bench); !s.ok()) return Fail(s);
+  const std::string model_name = std::filesystem::path(f.model_path).filename().string();
+  if (!f.json) {
+    std::printf("%d requests of %d prompt + %d generated tokens, KV memory %s, %d threads\n\n",
+                o.concurrency, prompt, gen, FormatBytes(static_cast<double>(*kv_mem)).c_str(),
+                o.n_threads);
+    std::printf(
+        "| model | kv | KV per sequence | admitted | decode t/s | end-to-end t/s | TTFT p50 / p99 "
+        "ms | ITL p50 / p99 ms | peak RSS |\n");
+    std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    std::fflush(stdout);
+  }
+  nlohmann::json records = nlohmann::json::array();
+  for (const KvSpec& spec : specs) {
+    auto r = RunThroughput(model, spec, o);
+    if (!r.ok()) return Fail(r.status());
+    if (f.json) {
+      records.push_back({{"kv", r->kv},
+                         {"kv_resolved", r->kv_resolved},
+                         {"kv_bytes_per_sequence", r->kv_bytes_per_sequence},
+                         {"admitted", r->admitted},
+                         {"seconds", r->seconds},
+                         {"generated", r->generated},
+                         {"decode_tps", r->decode_tps},
+                         {"end_to_end_tps", r->end_to_end_tps},
+                         {"ttft_p50_ms", r->ttft_p50_ms},
+                         {"ttft_p99_ms", r->ttft_p99_ms},
+                         {"itl_p50_ms", r->itl_p50_ms},
+                         {"itl_p99_ms", r->itl_p99_ms},
+                         {"peak_rss_bytes", r->peak_rss_bytes}});
+      continue;
+    }
+    const std::string kv =
+        r->kv_resolved == r->kv ? r->kv : fmt::format("{} (= {})", r->kv, r->kv_resolved);
+    std::printf("| %s | %s | %s | %d | %.2f | %.2f | %.1f / %.1f | %.1f / %.1f | %s |\n",
+                model_name.c_str(), kv.c_str(),
+                FormatBytes(static_cast<double>(r->kv_bytes_per_sequence)).c_str(), r->admitted,
+                r->decode_tps, r->end_to_end_tps, r->ttft_p50_ms, r->ttft_p99_ms, r->itl_p50_ms,
+                r->itl_p99_ms, FormatBytes(static_cast<double>(r->peak_rss_bytes)).c_str());
+    std::fflush(stdout);
+  }
+  if (f.json) {
+    const nlohmann::json out = {{"model", f.model_path},
+                                {"mode", "throughput"},
+                                {"concurrency", o.concurrency},
+                                {"prompt", prompt},
+                                {"generate", gen},
+                                {"kv_memory_bytes", *kv_mem},
+                                {"threads", o.n_threads},
+                                {"chunk", o.chunk},
+                                {"kv_type", std::string(TraitsOf(o.kv_type).name)},
+                                {"seed", o.seed},
+                                {"records", records}};
+    std::printf("%s\n", out.dump(2).c_str());
+  }
+  return 0;
 }
 
 int RunBench(const BenchFlags& f) {
@@ -86,6 +181,16 @@ int RunBench(const BenchFlags& f) {
       if (n > 0) tests.push_back({BenchKind::kGenerate, n, d});
     }
   }
+  if (f.concurrency < 0) {
+    return Fail(fmt::format("--concurrency must be 1 or more, not {}", f.concurrency));
+  }
+  if (f.concurrency > 0 &&
+      (prompts->size() != 1 || gens->size() != 1 || prompts->front() < 1 || gens->front() < 1)) {
+    return Fail("--concurrency takes one -p and one -n, each at least 1");
+  }
+  if (f.concurrency > 0 && (depths->size() != 1 || depths->front() != 0)) {
+    return Fail("--concurrency runs from an empty cache: no --depth");
+  }
   if (tests.empty()) return Fail("nothing to run: every -p and -n is 0");
   if (f.repetitions < 1) return Fail(fmt::format("-r must be at least 1, not {}", f.repetitions));
   if (f.n_threads < 0) return Fail(fmt::format("-t must be 0 (all) or more, not {}", f.n_threads));
@@ -113,6 +218,9 @@ int RunBench(const BenchFlags& f) {
     return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
   }
   options.kv_type = *kv_type;
+  if (f.concurrency > 0) {
+    return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
+  }
 
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
@@ -233,7 +341,8 @@ Command RegisterBench(CLI::App& app) {
                   "KV specs, comma-separated or repeated, e.g. full,h2o:heavy=10%,recent=10%; "
                   "percentages are of depth + the test's tokens")
       ->capture_default_str();
-  cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test (min and median); the depth is filled once per test")
+  cmd->add_option("-r,--repetitions", f->repetitions,
+                  "timed runs per test (min and median); the depth is filled once per test")
       ->capture_default_str();
   cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)");
   cmd->add_option("--chunk", f->chunk,
@@ -246,6 +355,13 @@ Command RegisterBench(CLI::App& app) {
                   "buffer read to measure memory bandwidth, MiB (0: skip the roofline)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON instead of a markdown table");
+  cmd->add_option("--concurrency", f->concurrency,
+                  "throughput mode: N requests of -p prompt + -n generated tokens at once, "
+                  "continuously batched under --kv-mem, per --kv policy (admitted sequences, "
+                  "decode and end-to-end tok/s, time to first token, inter-token latency)");
+  cmd->add_option("--kv-mem", f->kv_mem,
+                  "throughput mode: the KV memory all running sequences share, e.g. 2GiB")
+      ->capture_default_str();
   return {cmd, [f] { return RunBench(*f); }};
 }
 

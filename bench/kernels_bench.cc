@@ -8,8 +8,9 @@
 // DotRow4096 repeats one 4096-element row that stays in L1/L2: the kernel's compute speed alone.
 // MatVecPool runs the public MatVec (active backend) over a ThreadPool of 1 and 2 threads on a 768
 // x 2048 matrix (a 110M model's FFN shape): the per-call wake-up cost of the pool shows as the gap
-// between the two, and ParallelForRoundTrip times one call with empty work. MatMul2048x64 is one
-// 64-token prefill chunk through a 2048 x 2048 matrix on one thread.
+// between the two, and ParallelForRoundTrip times one call with empty work. MatMul2048/TYPE/N:n is
+// the public MatMul (active backend) of a 2048 x 2048 matrix with n tokens on one thread, in
+// GFLOP/s: n = 1 is decode, 8-64 batched decode and prefill chunks, 512 a whole prompt.
 //
 //   h2o_kernels_bench [--benchmark_filter=q8_0] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -107,17 +108,16 @@ void BM_ParallelForRoundTrip(benchmark::State& state, int threads) {
   ThreadPool pool(threads);
   int64_t sink = 0;
   for (auto _ : state) {
-    pool.ParallelFor(threads, [&](int64_t begin, int64_t end) {
-      benchmark::DoNotOptimize(begin + end);
-    });
+    pool.ParallelFor(threads,
+                     [&](int64_t begin, int64_t end) { benchmark::DoNotOptimize(begin + end); });
     benchmark::DoNotOptimize(sink);
   }
 }
 
-// One prefill chunk: MatMul of a 2048 x 2048 matrix with 64 tokens on one
-// thread, in weight-equivalent MACs per second (items).
-void BM_MatMul64(benchmark::State& state, TensorType type) {
-  constexpr int64_t kTokens = 64;
+// MatMul of a 2048 x 2048 matrix with n_tokens tokens on one thread (the
+// active backend: H2O_KERNELS picks another), in GFLOP/s (2 per weight and
+// token).
+void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> values(kCols), x(kTokens * kCols), y(kTokens * kRows);
@@ -134,7 +134,9 @@ void BM_MatMul64(benchmark::State& state, TensorType type) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kRows * kCols * kTokens);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2e-9 * static_cast<double>(state.iterations()) * kRows * kCols * kTokens,
+                         benchmark::Counter::kIsRate);
 }
 
 // One seeded random row of kDotN values stored as `type`, and an x.
@@ -228,17 +230,21 @@ int main(int argc, char** argv) {
                           TensorType::kQ4_K, TensorType::kQ6_K}) {
     for (int threads : {1, 2}) {
       const std::string name = std::string("MatVecPool768x2048/") +
-                               std::string(TraitsOf(type).name) + "/threads:" +
-                               std::to_string(threads);
+                               std::string(TraitsOf(type).name) +
+                               "/threads:" + std::to_string(threads);
       benchmark::RegisterBenchmark(name.c_str(), BM_MatVecPool, type, threads)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
   }
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0,
-                          TensorType::kQ4_K, TensorType::kQ6_K}) {
-    const std::string name = std::string("MatMul2048x64/") + std::string(TraitsOf(type).name);
-    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul64, type)->Unit(benchmark::kMillisecond);
+  for (TensorType type : RunnableTypes()) {
+    for (int64_t n : {1, 8, 32, 64, 512}) {
+      const std::string name =
+          std::string("MatMul2048/") + std::string(TraitsOf(type).name) + "/N:" + std::to_string(n);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n)
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
+    }
   }
   benchmark::RegisterBenchmark("ParallelForRoundTrip/threads:2", BM_ParallelForRoundTrip, 2)
       ->UseRealTime();

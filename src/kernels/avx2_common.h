@@ -135,13 +135,24 @@ struct Codes32 {
   return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
-// sum over 32-element blocks of d_w d_x * (exact int32 block sum), plus
-// m_w d_x * (the activation block's code sum) for the types whose blocks
-// carry a min m (x = d q + m). block_dot(block, x) gives the block's int32
-// sum spread over 8 lanes. Four blocks per step: their lane sums are
-// reduced to four int32 (exact) and scaled by four d_w d_x at once, so the
-// per-block float work is a quarter of a convert and an FMA (two with a
-// min).
+// acc (lane 0) + t[0] + t[1] + t[2] + t[3], added one at a time in that
+// order.
+[[maybe_unused]] __m128 AddLanesInOrder(__m128 acc, __m128 t) {
+  acc = _mm_add_ss(acc, t);
+  acc = _mm_add_ss(acc, _mm_movehdup_ps(t));
+  acc = _mm_add_ss(acc, _mm_movehl_ps(t, t));
+  return _mm_add_ss(acc, _mm_shuffle_ps(t, t, 0xFF));
+}
+
+// The reference's integer dot (ref_quant.cc, ref_quant_ext.cc) bit for bit:
+// per 32-element block the exact int32 sum isum, then sum += (d_w * d_x) *
+// isum, or for the types whose blocks carry a min m (x = d q + m) sum +=
+// (d_w * d_x) * isum - (-m_w * d_x) * xsum (xsum: the activation block's
+// code sum), blocks in order, no FMA; MatMul's tiles (gemm_tile_q8.h) do
+// the same. block_dot(block, x) gives the block's int32 sum spread over 8
+// lanes. Four blocks per step: their lane sums reduced to four int32
+// (exact) and their float terms formed together; only the four additions
+// to the running sum are serial.
 template <typename Block, bool kHasMin, typename BlockDot>
 float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, BlockDot block_dot) {
   const auto* blocks = static_cast<const Block*>(row);
@@ -157,29 +168,28 @@ float DotBlocksQ8(const void* row, const BlockQ8Act* x, int64_t n, BlockDot bloc
         static_cast<int16_t>(blocks[b].d), static_cast<int16_t>(blocks[b + 1].d),
         static_cast<int16_t>(blocks[b + 2].d), static_cast<int16_t>(blocks[b + 3].d), 0, 0, 0, 0));
     const __m128 d_x = _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d);
-    acc = _mm_fmadd_ps(_mm_mul_ps(d_w, d_x), _mm_cvtepi32_ps(sums), acc);
+    __m128 term = _mm_mul_ps(_mm_mul_ps(d_w, d_x), _mm_cvtepi32_ps(sums));
     if constexpr (kHasMin) {
       const __m128 m_w = _mm_cvtph_ps(
           _mm_setr_epi16(static_cast<int16_t>(blocks[b].m), static_cast<int16_t>(blocks[b + 1].m),
                          static_cast<int16_t>(blocks[b + 2].m),
                          static_cast<int16_t>(blocks[b + 3].m), 0, 0, 0, 0));
+      const __m128 dmin = _mm_xor_ps(m_w, _mm_set1_ps(-0.0f));
       const __m128i x_sums = _mm_setr_epi32(x[b].sum, x[b + 1].sum, x[b + 2].sum, x[b + 3].sum);
-      acc = _mm_fmadd_ps(_mm_mul_ps(m_w, d_x), _mm_cvtepi32_ps(x_sums), acc);
+      term = _mm_sub_ps(term, _mm_mul_ps(_mm_mul_ps(dmin, d_x), _mm_cvtepi32_ps(x_sums)));
     }
+    acc = AddLanesInOrder(acc, term);
   }
+  float sum = _mm_cvtss_f32(acc);
   for (; b < n_blocks; ++b) {
-    const __m256i s = block_dot(blocks[b], x[b]);
-    const __m128i lanes = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    const __m128 d = _mm_set1_ps(HalfToFloat(blocks[b].d) * x[b].d);
-    acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(lanes), acc);
+    const float isum = static_cast<float>(HorizontalSum(block_dot(blocks[b], x[b])));
+    float term = (HalfToFloat(blocks[b].d) * x[b].d) * isum;
     if constexpr (kHasMin) {
-      acc = _mm_fmadd_ps(_mm_set_ss(HalfToFloat(blocks[b].m) * x[b].d),
-                         _mm_set_ss(static_cast<float>(x[b].sum)), acc);
+      term = term - (-HalfToFloat(blocks[b].m) * x[b].d) * static_cast<float>(x[b].sum);
     }
+    sum = sum + term;
   }
-  acc = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));
-  acc = _mm_add_ss(acc, _mm_movehdup_ps(acc));
-  return _mm_cvtss_f32(acc);
+  return sum;
 }
 
 // sum_i w[i] x[i] for a row of blocks of kBlockElems elements, each

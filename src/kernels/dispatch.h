@@ -26,6 +26,28 @@ using DotRowQ8Fn = float (*)(const void* row, const BlockQ8Act* x, int64_t n);
 using QuantizeActKFn = void (*)(const float* x, BlockQ8KAct* dst, int64_t n);
 using DotRowQ8KFn = float (*)(const void* row, const BlockQ8KAct* x, int64_t n);
 
+// MatMul's register-blocked product of n_rows weight rows (row_bytes apart,
+// from w) with n_tokens activations: y[t * ldy + r] for r < n_rows, t <
+// n_tokens. x holds the activations one after another in the type's
+// ActFormat: kNone, cols floats each; kQ8, cols / 32 BlockQ8Act; kQ8K,
+// cols / 256 BlockQ8KAct. Each y is computed by the same operations in the
+// same order whatever n_rows, n_tokens and its place in the tile, so one
+// call equals calls on any split of the rows and tokens bit for bit. For
+// the quantized types it equals the table's own dot_row_q8 / dot_row_q8k;
+// for the floats it is the order MatVec uses too (it calls this entry with
+// n_tokens = 1), within float rounding of dot_row. scratch: at least
+// GemmScratchBytes(cols, n_tokens) bytes, not shared with a concurrent
+// call (nullptr is fine for the float types).
+using GemmFn = void (*)(const void* w, size_t row_bytes, int64_t n_rows, const void* x,
+                        int64_t n_tokens, int64_t cols, float* y, int64_t ldy, void* scratch);
+
+// Scratch of every backend's GemmFn: a packed panel of up to 32 rows plus
+// two words per token and 32-element block of the activations, and room to
+// align to 64 bytes.
+inline constexpr int64_t GemmScratchBytes(int64_t cols, int64_t n_tokens) {
+  return 48 * cols + 8 * n_tokens * (cols / 32 + 1) + 256;
+}
+
 // At most one of the integer dots is set: dot_row_q8 for the 32-element
 // quantized types, dot_row_q8k for the K-quants, neither for the floats.
 struct TypeKernels {
@@ -34,6 +56,7 @@ struct TypeKernels {
   DotRowFn dot_row;
   DotRowQ8Fn dot_row_q8 = nullptr;
   DotRowQ8KFn dot_row_q8k = nullptr;
+  GemmFn gemm = nullptr;
 };
 
 // Contracts as the functions of the same name in ops.h.

@@ -1,100 +1,135 @@
-// Register-blocked f32 products for prefill: 2 weight rows x 4 tokens per
-// step, so each loaded vector feeds several FMAs (a plain dot loads two
-// vectors per FMA and is load-bound). Compiled with AVX2+FMA flags only;
-// dispatch.cc installs it after a CPUID check.
+// AVX2 GemmFn entries of the float types (the tile of gemm_tile_float.h on
+// 256-bit registers) and the tables' GEMM entries. Compiled with AVX2+FMA
+// flags only; dispatch.cc installs them after a CPUID check, under the
+// linkage rules of simd_avx2.cc.
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
+#include "kernels/avx2_common.h"
+#include "kernels/dispatch.h"
+#include "kernels/gemm_tile_float.h"
 #include "kernels/simd.h"
 
 namespace h2o::kernels::avx2 {
 namespace {
 
-constexpr int64_t kWidth = 8;
+struct Avx2 {
+  using V = __m256;
+  static constexpr int64_t kLanes = 8;
+  // 3 x 4 accumulators + 3 weight vectors + 1 activation: all 16 registers.
+  static constexpr int kRM = 3;
+  static constexpr int kRN = 4;
+  static constexpr int kDecodeRows = 8;
+  static V Zero() { return _mm256_setzero_ps(); }
+  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V LoadX(const float* p) { return _mm256_loadu_ps(p); }
+  static V LoadXTail(const float* p, int64_t n) { return LoadTail(p, n); }
 
-float Sum(__m256 v) {
-  const __m128 lo = _mm256_castps256_ps128(v);
-  const __m128 hi = _mm256_extractf128_ps(v, 1);
-  __m128 s = _mm_add_ps(lo, hi);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
+  // sums[i] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) of acc[i]
+  // (lanes a0..a7): per group of eight accumulators, four hadds pair the
+  // lanes, two more pair the pairs (low 128 bits: lanes 0-3 of each, high:
+  // 4-7), and one add joins the halves.
+  template <int N>
+  static void Reduce(const V* acc, float* sums) {
+    for (int base = 0; base < N; base += 8) {
+      V a[8];
+      for (int i = 0; i < 8; ++i) a[i] = base + i < N ? acc[base + i] : Zero();
+      const V q0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+      const V q1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+      const V s =
+          _mm256_add_ps(_mm256_permute2f128_ps(q0, q1, 0x20), _mm256_permute2f128_ps(q0, q1, 0x31));
+      alignas(32) float out[8];
+      _mm256_store_ps(out, s);
+      for (int i = 0; i < 8 && base + i < N; ++i) sums[base + i] = out[i];
+    }
+  }
+};
+
+// n < 8 halves through a zero-padded copy (no masked 16-bit loads in AVX2).
+__m128i LoadHalves(const uint16_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+__m128i LoadHalvesTail(const uint16_t* p, int64_t n) {
+  uint16_t buf[8] = {};
+  std::memcpy(buf, p, static_cast<size_t>(n) * sizeof(uint16_t));
+  return LoadHalves(buf);
+}
+__m256 WidenBF16(__m128i h) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-// Remainder of a dot product past the last full vector.
-float TailDot(const float* a, const float* b, int64_t begin, int64_t n) {
-  float s = 0.0f;
-  for (int64_t i = begin; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-// y[t * ldy + r] for rows r0, r0+1 and tokens t0..t0+3.
-void Block2x4(const float* w0, const float* w1, const float* x, int64_t cols, int64_t t0,
-              int64_t r0, float* y, int64_t ldy) {
-  const float* x0 = x + (t0 + 0) * cols;
-  const float* x1 = x + (t0 + 1) * cols;
-  const float* x2 = x + (t0 + 2) * cols;
-  const float* x3 = x + (t0 + 3) * cols;
-  __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
-  __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-  int64_t i = 0;
-  for (; i + kWidth <= cols; i += kWidth) {
-    const __m256 v0 = _mm256_loadu_ps(w0 + i);
-    const __m256 v1 = _mm256_loadu_ps(w1 + i);
-    __m256 xv = _mm256_loadu_ps(x0 + i);
-    a00 = _mm256_fmadd_ps(v0, xv, a00);
-    a10 = _mm256_fmadd_ps(v1, xv, a10);
-    xv = _mm256_loadu_ps(x1 + i);
-    a01 = _mm256_fmadd_ps(v0, xv, a01);
-    a11 = _mm256_fmadd_ps(v1, xv, a11);
-    xv = _mm256_loadu_ps(x2 + i);
-    a02 = _mm256_fmadd_ps(v0, xv, a02);
-    a12 = _mm256_fmadd_ps(v1, xv, a12);
-    xv = _mm256_loadu_ps(x3 + i);
-    a03 = _mm256_fmadd_ps(v0, xv, a03);
-    a13 = _mm256_fmadd_ps(v1, xv, a13);
+struct F32Weights {
+  using Elem = float;
+  static __m256 Load(const float* p) { return _mm256_loadu_ps(p); }
+  static __m256 LoadTail(const float* p, int64_t n) { return avx2::LoadTail(p, n); }
+};
+struct F16Weights {
+  using Elem = uint16_t;
+  static __m256 Load(const uint16_t* p) { return _mm256_cvtph_ps(LoadHalves(p)); }
+  static __m256 LoadTail(const uint16_t* p, int64_t n) {
+    return _mm256_cvtph_ps(LoadHalvesTail(p, n));
   }
-  const float* xs[4] = {x0, x1, x2, x3};
-  const __m256 acc0[4] = {a00, a01, a02, a03};
-  const __m256 acc1[4] = {a10, a11, a12, a13};
-  for (int t = 0; t < 4; ++t) {
-    y[(t0 + t) * ldy + r0] = Sum(acc0[t]) + TailDot(w0, xs[t], i, cols);
-    y[(t0 + t) * ldy + r0 + 1] = Sum(acc1[t]) + TailDot(w1, xs[t], i, cols);
+};
+struct BF16Weights {
+  using Elem = uint16_t;
+  static __m256 Load(const uint16_t* p) { return WidenBF16(LoadHalves(p)); }
+  static __m256 LoadTail(const uint16_t* p, int64_t n) { return WidenBF16(LoadHalvesTail(p, n)); }
+};
+
+// The quantized types until they have tiles of their own: the table's row
+// dot for every (row, token) pair, which is what MatVec computes. kType's
+// dot is read from the AVX2 table when the tile runs (after the table is
+// built); the AVX-512 table shares these dots.
+template <TensorType kType>
+void DotLoopTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
+                 int64_t cols, float* y, int64_t ldy, void* /*scratch*/) {
+  const TypeKernels& tk = Avx2Kernels().For(kType);
+  const auto* rows = static_cast<const uint8_t*>(w);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const uint8_t* row = rows + r * row_bytes;
+      y[t * ldy + r] =
+          tk.dot_row_q8 != nullptr
+              ? tk.dot_row_q8(row, static_cast<const BlockQ8Act*>(x) + t * (cols / 32), cols)
+              : tk.dot_row_q8k(row, static_cast<const BlockQ8KAct*>(x) + t * (cols / 256), cols);
+    }
   }
 }
 
-float Dot(const float* a, const float* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-  int64_t i = 0;
-  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + kWidth), _mm256_loadu_ps(b + i + kWidth), acc1);
-  }
-  for (; i + kWidth <= n; i += kWidth) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-  }
-  return Sum(_mm256_add_ps(acc0, acc1)) + TailDot(a, b, i, n);
+// CPUID leaf 7, subleaf 1, EAX bit 4; the YMM state is already known to be
+// enabled (the AVX2 table runs).
+bool CpuHasAvxVnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
 }
 
 }  // namespace
 
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy) {
-  int64_t r = 0;
-  for (; r + 2 <= n_rows; r += 2) {
-    const float* w0 = w + r * cols;
-    const float* w1 = w0 + cols;
-    int64_t t = 0;
-    for (; t + 4 <= n_tokens; t += 4) Block2x4(w0, w1, x, cols, t, r, y, ldy);
-    for (; t < n_tokens; ++t) {
-      y[t * ldy + r] = Dot(w0, x + t * cols, cols);
-      y[t * ldy + r + 1] = Dot(w1, x + t * cols, cols);
-    }
-  }
-  for (; r < n_rows; ++r) {
-    for (int64_t t = 0; t < n_tokens; ++t) y[t * ldy + r] = Dot(w + r * cols, x + t * cols, cols);
-  }
+  FloatTile<Avx2, F32Weights>(w, static_cast<size_t>(cols) * sizeof(float), n_rows, x, n_tokens,
+                              cols, y, ldy, nullptr);
+}
+
+KernelTable WithGemmTiles(KernelTable t) {
+  t.f32.gemm = FloatTile<Avx2, F32Weights>;
+  t.f16.gemm = FloatTile<Avx2, F16Weights>;
+  t.bf16.gemm = FloatTile<Avx2, BF16Weights>;
+  t.q8_0.gemm = DotLoopTile<TensorType::kQ8_0>;
+  t.q4_0.gemm = DotLoopTile<TensorType::kQ4_0>;
+  t.q4_1.gemm = DotLoopTile<TensorType::kQ4_1>;
+  t.q5_0.gemm = DotLoopTile<TensorType::kQ5_0>;
+  t.q5_1.gemm = DotLoopTile<TensorType::kQ5_1>;
+  t.q2_k.gemm = DotLoopTile<TensorType::kQ2_K>;
+  t.q3_k.gemm = DotLoopTile<TensorType::kQ3_K>;
+  t.q4_k.gemm = DotLoopTile<TensorType::kQ4_K>;
+  t.q5_k.gemm = DotLoopTile<TensorType::kQ5_K>;
+  t.q6_k.gemm = DotLoopTile<TensorType::kQ6_K>;
+  if (CpuHasAvxVnni()) SetVnniTiles(t);
+  return t;
 }
 
 }  // namespace h2o::kernels::avx2

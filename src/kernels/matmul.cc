@@ -1,3 +1,7 @@
+// Threads own contiguous row ranges; each sweeps its rows once per block of
+// tokens small enough to stay in its L2 (the activations are re-read for
+// every panel of rows, the weights once per token block). The tiles
+// (GemmFn) do the register blocking.
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -6,56 +10,72 @@
 #include "kernels/act_kinds.h"
 #include "kernels/dispatch.h"
 #include "kernels/matvec.h"
+#include "kernels/quant.h"
 #include "kernels/thread_pool.h"
 
 namespace h2o::kernels {
 namespace {
 
-// Float-path rows widened to f32 together (a multiple of the GEMM's row
-// block; small enough to stay in L1/L2 for the whole batch).
-constexpr int64_t kRowBlock = 8;
+// Activation bytes a token block may span: well inside a 2 MiB L2, next to
+// the panel of weights being swept over them.
+constexpr int64_t kTokenBlockBytes = 768 * 1024;
 
-// Floats of scratch that hold n_tokens rows of cols activations quantized
-// as Act (both block types are a whole number of floats).
+// Row ranges of threads start on a multiple of this (a whole number of the
+// tiles' row panels).
+constexpr int64_t kRowAlign = 32;
+
+constexpr int64_t kAlign = 64;
+
 template <typename Act>
-int64_t ActScratchFloats(int64_t cols, int64_t n_tokens) {
-  static_assert(sizeof(Act) % sizeof(float) == 0);
-  return n_tokens * (cols / ActKind<Act>::kElems) *
-         static_cast<int64_t>(sizeof(Act) / sizeof(float));
+int64_t ActBytes(int64_t cols) {
+  return cols / ActKind<Act>::kElems * static_cast<int64_t>(sizeof(Act));
 }
 
-// Integer-dot types: the whole batch quantized into scratch (viewed as
-// blocks: the caller's float buffer is only ever used as raw storage here),
-// rows split over the pool like MatVec, each row dotted with every token.
+// Bytes of one token's activations as `format` stores them.
+int64_t ActBytes(ActFormat format, int64_t cols) {
+  switch (format) {
+    case ActFormat::kQ8:
+      return ActBytes<BlockQ8Act>(cols);
+    case ActFormat::kQ8K:
+      return ActBytes<BlockQ8KAct>(cols);
+    case ActFormat::kNone:
+      break;
+  }
+  return cols * static_cast<int64_t>(sizeof(float));
+}
+
+int64_t AlignUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+uint8_t* AlignUp(void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  return reinterpret_cast<uint8_t*>((address + kAlign - 1) / kAlign * kAlign);
+}
+
+// Quantizes n_tokens rows of x into Act blocks at dst, split over the pool.
 template <typename Act>
-void MatMulQuantized(const TypeKernels& tk, const KernelTable& table, const uint8_t* base,
-                     size_t row_bytes, int64_t rows, int64_t cols, const float* x, int64_t n_tokens,
-                     float* y, float* scratch, ThreadPool* pool) {
+void QuantizeBatch(const KernelTable& table, const float* x, int64_t n_tokens, int64_t cols,
+                   uint8_t* dst, ThreadPool* pool) {
   H2O_CHECK(cols % ActKind<Act>::kElems == 0);
-  const int64_t n_blocks = cols / ActKind<Act>::kElems;
-  auto* xq = reinterpret_cast<Act*>(scratch);
+  auto* blocks = reinterpret_cast<Act*>(dst);
+  const int64_t stride = cols / ActKind<Act>::kElems;
   const auto quantize = ActKind<Act>::Quantize(table);
-  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * cols, xq + t * n_blocks, cols);
-  const auto dot = ActKind<Act>::Dot(tk);
   auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const uint8_t* wr = base + r * row_bytes;
-      for (int64_t t = 0; t < n_tokens; ++t) y[t * rows + r] = dot(wr, xq + t * n_blocks, cols);
-    }
+    for (int64_t t = begin; t < end; ++t) quantize(x + t * cols, blocks + t * stride, cols);
   };
   if (pool == nullptr || pool->size() == 1) {
-    run(0, rows);
+    run(0, n_tokens);
   } else {
-    pool->ParallelFor(rows, run);
+    pool->ParallelFor(n_tokens, run);
   }
 }
 
 }  // namespace
 
 int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
-  return std::max({std::max(1, n_threads) * kRowBlock * cols,
-                   ActScratchFloats<BlockQ8Act>(cols, n_tokens),
-                   ActScratchFloats<BlockQ8KAct>(cols, n_tokens)});
+  const int64_t acts = std::max(ActBytes<BlockQ8Act>(cols), ActBytes<BlockQ8KAct>(cols));
+  const int64_t per_thread = AlignUp(GemmScratchBytes(cols, n_tokens));
+  const int64_t bytes = kAlign + AlignUp(n_tokens * acts) + std::max(1, n_threads) * per_thread;
+  return (bytes + static_cast<int64_t>(sizeof(float)) - 1) / static_cast<int64_t>(sizeof(float));
 }
 
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
@@ -65,43 +85,43 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
     MatVec(type, w, rows, cols, x, y, pool);
     return;
   }
+  if (n_tokens == 0 || rows == 0) return;
+  H2O_CHECK(cols % TraitsOf(type).block_size == 0);
   const KernelTable& table = ActiveKernels();
   const TypeKernels& tk = table.For(type);
+  const ActFormat format = ActivationFormat(type);
+  const int64_t act_bytes = ActBytes(format, cols);
+  uint8_t* free_space = AlignUp(scratch);
+  const void* acts = x;
+  if (format == ActFormat::kQ8) {
+    QuantizeBatch<BlockQ8Act>(table, x, n_tokens, cols, free_space, pool);
+  } else if (format == ActFormat::kQ8K) {
+    QuantizeBatch<BlockQ8KAct>(table, x, n_tokens, cols, free_space, pool);
+  }
+  if (format != ActFormat::kNone) {
+    acts = free_space;
+    free_space += AlignUp(n_tokens * act_bytes);
+  }
+  const int64_t block = std::clamp<int64_t>(kTokenBlockBytes / act_bytes, 16, n_tokens);
+  const int64_t per_thread = AlignUp(GemmScratchBytes(cols, n_tokens));
   const size_t row_bytes = RowBytes(type, cols);
   const auto* base = static_cast<const uint8_t*>(w);
-  if (tk.dot_row_q8 != nullptr) {
-    MatMulQuantized<BlockQ8Act>(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch,
-                                pool);
-    return;
-  }
-  if (tk.dot_row_q8k != nullptr) {
-    MatMulQuantized<BlockQ8KAct>(tk, table, base, row_bytes, rows, cols, x, n_tokens, y, scratch,
-                                 pool);
-    return;
-  }
-  const GemmF32Fn gemm = table.gemm_f32;
   const int n_threads = pool != nullptr ? pool->size() : 1;
-  // The rows are cut into one part per thread; part i owns scratch rows
-  // [i * kRowBlock, (i + 1) * kRowBlock), where other types are widened to
-  // f32 a block of rows at a time.
   auto run_part = [&](int64_t part) {
-    const int64_t begin = rows * part / n_threads;
-    const int64_t end = rows * (part + 1) / n_threads;
-    if (type == TensorType::kF32) {
-      gemm(reinterpret_cast<const float*>(base + begin * row_bytes), end - begin, x, n_tokens, cols,
-           y + begin, rows);
-      return;
-    }
-    float* block = scratch + part * kRowBlock * cols;
-    for (int64_t r = begin; r < end; r += kRowBlock) {
-      const int64_t n_rows = std::min(kRowBlock, end - r);
-      for (int64_t i = 0; i < n_rows; ++i) {
-        tk.dequantize_row(base + (r + i) * row_bytes, block + i * cols, cols);
-      }
-      gemm(block, n_rows, x, n_tokens, cols, y + r, rows);
+    auto start = [&](int64_t i) {
+      return i == n_threads ? rows : rows * i / n_threads / kRowAlign * kRowAlign;
+    };
+    const int64_t begin = start(part);
+    const int64_t end = start(part + 1);
+    if (begin >= end) return;
+    void* own = free_space + part * per_thread;
+    for (int64_t t = 0; t < n_tokens; t += block) {
+      tk.gemm(base + begin * row_bytes, row_bytes, end - begin,
+              static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t),
+              cols, y + t * rows + begin, rows, own);
     }
   };
-  if (pool == nullptr || n_threads == 1) {
+  if (n_threads == 1) {
     run_part(0);
   } else {
     pool->ParallelFor(n_threads, [&](int64_t begin, int64_t end) {

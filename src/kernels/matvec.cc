@@ -1,4 +1,5 @@
-// Float-dot weights (f32, f16, bf16) dot each row with x directly. Weights
+// Float-dot weights (f32, f16, bf16) run the table's GEMM tile with one
+// token, several rows at a time (see gemm_tile_float.h). Weights
 // with an integer dot (every quantized type; ActivationFormat) first
 // quantize x once per call into BlockQ8Act or BlockQ8KAct blocks, on the
 // caller, then every row is an integer dot with those blocks; the blocks live on the caller's stack
@@ -69,9 +70,11 @@ void MatVec(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
   } else if (tk.dot_row_q8k != nullptr) {
     MatVecQuantized<BlockQ8KAct>(table, tk, base, row_bytes, rows, cols, x, y, pool);
   } else {
-    const DotRowFn dot = tk.dot_row;
+    // MatMul's tile with one token: the same order of operations per row as
+    // a batch, so MatMul equals MatVec here too.
+    const GemmFn gemm = tk.gemm;
     auto run = [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) y[r] = dot(base + r * row_bytes, x, cols);
+      gemm(base + begin * row_bytes, row_bytes, end - begin, x, 1, cols, y + begin, 1, nullptr);
     };
     RunRows(rows, row_bytes, pool, run);
   }

@@ -9,11 +9,15 @@ namespace h2o::kernels {
 
 class ThreadPool;
 
-// y[r] = DotRow(type, row r of w, x, cols) for r in [0, rows); for the
-// quantized types x is quantized once (QuantizeActivation for HasDotRowQ8,
-// QuantizeActivationK for HasDotRowQ8K) and y[r] = DotRowQ8 / DotRowQ8K(type,
-// row r, those blocks, cols) instead (llama.cpp's scheme: exact integer
-// block sums, x's quantization error bounded as documented there). No heap allocation for
+// y[r] = the dot of row r of w with x for r in [0, rows). The float types
+// (f32, f16, bf16) compute it as MatMul's tiles do (the active table's
+// gemm entry with one token), which equals DotRow(type, row r, x, cols)
+// within float rounding: its bound, n * FLT_EPSILON * sum_i |w[i] x[i]|
+// at most. For the quantized types x is quantized once (QuantizeActivation
+// for HasDotRowQ8, QuantizeActivationK for HasDotRowQ8K) and y[r] =
+// DotRowQ8 / DotRowQ8K(type, row r, those blocks, cols) exactly (llama.cpp's
+// scheme: exact integer block sums, x's quantization error bounded as
+// documented there). No heap allocation for
 // cols <= 16384 (beyond: once per thread, a buffer that only grows). w is row-major
 // with rows of RowBytes(type, cols) bytes (a GGUF tensor [rows][cols] as
 // stored). cols must be a multiple of the block size (checked). Rows are

@@ -5,6 +5,7 @@
 // (not checked here: the public wrappers check).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/ops.h"
@@ -82,6 +83,38 @@ void SoftcapInPlace(float* x, int64_t n, float cap);
 void Axpy(float a, const float* x, float* y, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);
+
+// The activation type of a row dot: float, BlockQ8Act or BlockQ8KAct.
+template <typename DotFn>
+struct DotActivation;
+template <>
+struct DotActivation<float (*)(const void*, const float*, int64_t)> {
+  using type = float;
+  static constexpr int64_t kElems = 1;
+};
+template <typename Act>
+struct DotActivation<float (*)(const void*, const Act*, int64_t)> {
+  using type = Act;
+  static constexpr int64_t kElems = sizeof(Act::qs);
+};
+
+// The reference GemmFn (dispatch.h) over a row dot above (DotRowF16,
+// DotRowQ8Q8_0, DotRowQ8KQ4_K, ...): y is that dot of each (row, token)
+// pair, so MatMul on this backend equals MatVec call for call. The SIMD
+// tiles are tested against these.
+template <auto kDot>
+void GemmTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
+              int64_t cols, float* y, int64_t ldy, void* /*scratch*/) {
+  using Act = DotActivation<decltype(kDot)>;
+  const auto* rows = static_cast<const uint8_t*>(w);
+  const auto* acts = static_cast<const typename Act::type*>(x);
+  const int64_t act_stride = cols / Act::kElems;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+      y[t * ldy + r] = kDot(rows + r * row_bytes, acts + t * act_stride, cols);
+    }
+  }
+}
 void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
                   float scale, float* out, int64_t out_stride);
 void ScoreRowsF16(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,

@@ -68,6 +68,11 @@ TypeKernels Q6_KKernels();
 void QuantizeActivationK(const float* x, BlockQ8KAct* dst, int64_t n);
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy);
+// t with every type's gemm entry set to its AVX2 tile (gemm_avx2.cc): the
+// 32-element quantized types get the AVX-VNNI tiles where the CPU has
+// AVX-VNNI (SetVnniTiles, gemm_q8_avxvnni.cc), else their row dots.
+KernelTable WithGemmTiles(KernelTable t);
+void SetVnniTiles(KernelTable& t);
 // The attention row kernels (attention_avx2.cc); head_dim rows of 64-128
 // floats gain nothing from 512-bit registers.
 void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
@@ -81,6 +86,11 @@ void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const voi
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);
+// Sets t's float types' gemm entries to the AVX-512 tiles (gemm_avx512.cc),
+// and the 32-element quantized types' to the AVX-512 VNNI tiles
+// (SetVnniTiles, gemm_q8_avx512.cc) where the CPU has AVX512_VNNI.
+void SetGemmTiles(KernelTable& t);
+void SetVnniTiles(KernelTable& t);
 }  // namespace avx512
 
 #endif  // H2O_KERNELS_X86_SIMD

@@ -331,7 +331,7 @@ const KernelTable& Avx2Kernels() {
   // Quantization runs once per weight at conversion time: the reference's.
   // The quantized types' entries come from their own files, so the table is
   // built at first use rather than at compile time.
-  static const KernelTable kAvx2 = {
+  static const KernelTable kAvx2 = avx2::WithGemmTiles({
       .name = "avx2",
       .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
       .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
@@ -360,7 +360,7 @@ const KernelTable& Avx2Kernels() {
       .quantize_act_k = avx2::QuantizeActivationK,
       .kv_f32 = {avx2::ScoreRowsF32, avx2::WeightedSumRowsF32},
       .kv_f16 = {avx2::ScoreRowsF16, avx2::WeightedSumRowsF16},
-  };
+  });
   return kAvx2;
 }
 

@@ -329,6 +329,7 @@ const KernelTable& Avx512Kernels() {
     t.softmax = avx512::SoftmaxInPlace;
     t.swiglu = avx512::SwiGluInPlace;
     t.axpy = avx512::Axpy;
+    avx512::SetGemmTiles(t);
     return t;
   }();
   return kAvx512;

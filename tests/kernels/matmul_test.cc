@@ -16,42 +16,65 @@
 namespace h2o::kernels {
 namespace {
 
-// A batch must equal the same rows applied token by token: the float types
-// reduce each row with the active float dot (f16/bf16 dequantized first in
-// the batch), so compare with a tolerance relative to sum |w x|; the
-// quantized types use the same integer dot on the same quantized x, so they
-// are identical.
-TEST(MatMul, EqualsPerTokenMatVec) {
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+// A batch must equal the same rows applied token by token, bit for bit:
+// the quantized types run the same integer dot on the same quantized x in
+// the reference's order (or, for the K-quants, the backend's row dot
+// itself), the floats the same tile order as MatVec. Every token count
+// from 1 to 64 and two larger, on row counts that split unevenly over the
+// threads (70 rows: two ranges of 32 on 2 threads), and against the
+// double-precision product within the bound of MatVec's contract.
+TEST(MatMul, EqualsPerTokenMatVecAtEveryTokenCount) {
+  ThreadPool pool2(2), pool3(3);
+  std::vector<int64_t> counts;
+  for (int64_t n = 1; n <= 64; ++n) counts.push_back(n);
+  counts.push_back(100);
+  counts.push_back(512);
   for (TensorType type : testing::AllTypes()) {
-    for (int threads : {1, 2, 3}) {
-      const int64_t rows = 37, n = 5;
-      const int64_t cols = TraitsOf(type).block_size == 256 ? 512 : 96;
-      std::vector<float> wf(rows * cols), x(n * cols);
-      for (float& v : wf) v = uni(rng);
-      for (float& v : x) v = uni(rng);
-      std::vector<uint8_t> w(RowBytes(type, cols) * rows);
-      for (int64_t r = 0; r < rows; ++r) {
-        QuantizeRow(type, &wf[r * cols], &w[r * RowBytes(type, cols)], cols);
+    const int64_t cols = TraitsOf(type).block_size == 256 ? 512 : 96;
+    const size_t row_bytes = RowBytes(type, cols);
+    for (int64_t rows : {37, 70}) {
+      const std::vector<float> wf = testing::RandomVector(rows * cols, static_cast<uint32_t>(rows));
+      const std::vector<uint8_t> w = testing::StoreRow(type, wf);
+      const std::vector<float> w_deq = testing::LoadRow(type, w, rows * cols);
+      const std::vector<float> x = testing::RandomVector(512 * cols, 7);
+      std::vector<float> want(512 * rows);
+      for (int64_t t = 0; t < 512; ++t) {
+        MatVec(type, w.data(), rows, cols, &x[t * cols], &want[t * rows], nullptr);
       }
-      ThreadPool pool(threads);
-      std::vector<float> y(n * rows), scratch(MatMulScratchFloats(cols, n, threads));
-      MatMul(type, w.data(), rows, cols, x.data(), n, y.data(), scratch.data(), &pool);
-      std::vector<float> deq(cols);
-      for (int64_t t = 0; t < n; ++t) {
-        std::vector<float> want(rows);
-        MatVec(type, w.data(), rows, cols, &x[t * cols], want.data(), nullptr);
-        for (int64_t r = 0; r < rows; ++r) {
-          DequantizeRow(type, &w[r * RowBytes(type, cols)], deq.data(), cols);
-          double magnitude = 0;
-          for (int64_t i = 0; i < cols; ++i) magnitude += std::abs(double(deq[i]) * x[t * cols + i]);
-          EXPECT_NEAR(y[t * rows + r], want[r], 1e-5 * magnitude + 1e-6)
-              << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
-          if (HasDotRowQ8(type) || HasDotRowQ8K(type)) {
-            EXPECT_EQ(y[t * rows + r], want[r])
-                << TraitsOf(type).name << " threads " << threads << " t " << t << " r " << r;
+      for (int64_t n : counts) {
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+          const int threads = pool == nullptr ? 1 : pool->size();
+          std::vector<float> y(n * rows, -1.0f), scratch(MatMulScratchFloats(cols, n, threads));
+          MatMul(type, w.data(), rows, cols, x.data(), n, y.data(), scratch.data(), pool);
+          for (int64_t i = 0; i < n * rows; ++i) {
+            ASSERT_EQ(y[i], want[i])
+                << testing::TypeName(type) << " rows " << rows << " n " << n << " threads "
+                << threads << " t " << i / rows << " r " << i % rows;
           }
+        }
+      }
+      for (int64_t t : {0, 511}) {
+        for (int64_t r = 0; r < rows; ++r) {
+          double exact = 0, magnitude = 0;
+          for (int64_t i = 0; i < cols; ++i) {
+            exact += double(w_deq[r * cols + i]) * x[t * cols + i];
+            magnitude += std::abs(double(w_deq[r * cols + i]) * x[t * cols + i]);
+          }
+          double bound = FLT_EPSILON * (cols / 8.0 + 16) * magnitude;
+          const std::vector<uint8_t> row(w.begin() + r * row_bytes,
+                                         w.begin() + (r + 1) * row_bytes);
+          if (HasDotRowQ8(type)) {
+            std::vector<BlockQ8Act> xq(cols / 32);
+            QuantizeActivation(&x[t * cols], xq.data(), cols);
+            bound = testing::IntDotTolerance(&w_deq[r * cols], &x[t * cols], xq.data(), cols,
+                                             testing::MinTermBound(type, row, cols));
+          } else if (HasDotRowQ8K(type)) {
+            std::vector<BlockQ8KAct> xq(cols / 256);
+            QuantizeActivationK(&x[t * cols], xq.data(), cols);
+            bound = testing::IntDotTolerance(&w_deq[r * cols], &x[t * cols], xq.data(), cols,
+                                             testing::MinTermBound(type, row, cols));
+          }
+          EXPECT_NEAR(want[t * rows + r], exact, bound) << testing::TypeName(type) << " r " << r;
         }
       }
     }

@@ -1,0 +1,275 @@
+// The GemmFn of the 32-element quantized types (q8_0, q4_0, q4_1, q5_0,
+// q5_1) on a VNNI backend S (vpdpbusd: unsigned bytes times signed bytes,
+// four products summed into each int32 lane), written once for the x86
+// files that include it (gemm_q8_avxvnni.cc, gemm_q8_avx512.cc); internal
+// linkage, as their rules ask.
+//
+// Rows lie along the vector lanes: a panel of kPanelRows rows is repacked
+// per call so that one vector holds four consecutive codes of S::kRows
+// rows (unsigned, code + offset), and the activation's four codes are
+// broadcast to every lane. So each weight vector serves RN tokens and each
+// broadcast RV row vectors, and a block's int32 sums come out one lane per
+// row, ready for the per-block float step without a horizontal sum.
+//
+// Order of operations: per block the exact integer sum, then the
+// reference's float expression (ref_quant.cc, ref_quant_ext.cc) lane by
+// lane: sum += (d_w * d_x) * isum, or sum += (d_w * d_x) * isum - (dmin_w *
+// d_x) * xsum with dmin_w = -m for the types with a min; blocks in order,
+// no FMA. The AVX2 row dots do the same, so MatMul equals MatVec, and
+// every backend the reference, bit for bit.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/quant.h"
+
+namespace h2o::kernels {
+namespace {
+
+// Per type: its block, code offset (code - kOffset is the signed code the
+// reference multiplies), whether it has a min, and Codes(block): the 32
+// unsigned codes in element order.
+struct Q8_0Codes {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 128;
+  static constexpr bool kHasMin = false;
+  static __m256i Codes(const Block& b) {
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)),
+                            _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+};
+
+// Low nibbles are elements 0..15, high nibbles 16..31.
+[[maybe_unused]] __m256i Nibbles(const uint8_t (&qs)[16]) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_and_si128(raw, nibble)),
+                                 _mm_and_si128(_mm_srli_epi16(raw, 4), nibble), 1);
+}
+
+// 0x10 in byte j where bit j of qh (little-endian) is set.
+[[maybe_unused]] __m256i FifthBits(const uint8_t (&qh)[4]) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, qh, sizeof(bits));
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                           2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                          _mm256_set1_epi8(0x10));
+}
+
+struct Q4_0Codes {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static constexpr bool kHasMin = false;
+  static __m256i Codes(const Block& b) { return Nibbles(b.qs); }
+};
+struct Q4_1Codes {
+  using Block = BlockQ4_1;
+  static constexpr int kOffset = 0;
+  static constexpr bool kHasMin = true;
+  static __m256i Codes(const Block& b) { return Nibbles(b.qs); }
+};
+struct Q5_0Codes {
+  using Block = BlockQ5_0;
+  static constexpr int kOffset = 16;
+  static constexpr bool kHasMin = false;
+  static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
+};
+struct Q5_1Codes {
+  using Block = BlockQ5_1;
+  static constexpr int kOffset = 0;
+  static constexpr bool kHasMin = true;
+  static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
+};
+
+// A panel of kRows rows, all blocks: codes[b][g][row][4] (bytes 4g..4g+3 of
+// each row's block b, so one vector load gives a group for S::kRows rows),
+// then d[b][row] and (types with a min) dmin[b][row] = -m. Rows past the
+// matrix are zero (their lanes compute zeros that are never stored).
+template <int kRows>
+struct Panel {
+  uint8_t* codes;
+  float* d;
+  float* dmin;
+};
+
+// Eight rows' blocks b (codes u[0..7], 32 bytes each) to their place: an
+// 8 x 8 transpose of dwords, row i's group g landing at out[g * stride +
+// 4 i].
+[[maybe_unused]] void StoreTransposed8(const __m256i (&u)[8], uint8_t* out, size_t stride) {
+  __m256i t[8], v[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(u[i], u[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(u[i], u[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    v[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    v[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    v[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    v[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // v[j] (j < 4) holds groups j and j + 4 of rows 0-3, v[j + 4] of rows 4-7.
+  for (int j = 0; j < 4; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j * stride),
+                        _mm256_permute2x128_si256(v[j], v[j + 4], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (j + 4) * stride),
+                        _mm256_permute2x128_si256(v[j], v[j + 4], 0x31));
+  }
+}
+
+template <typename Kind, int kRows>
+void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blocks,
+               const Panel<kRows>& p) {
+  using Block = typename Kind::Block;
+  constexpr size_t kGroupStride = 4 * kRows;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    uint8_t* codes = p.codes + b * 8 * kGroupStride;
+    for (int unit = 0; unit < kRows; unit += 8) {
+      __m256i u[8];
+      for (int i = 0; i < 8; ++i) {
+        const int64_t r = unit + i;
+        if (r < n_rows) {
+          const Block& block = reinterpret_cast<const Block*>(w + r * row_bytes)[b];
+          u[i] = Kind::Codes(block);
+          p.d[b * kRows + r] = _cvtsh_ss(block.d);
+          if constexpr (Kind::kHasMin) p.dmin[b * kRows + r] = -_cvtsh_ss(block.m);
+        } else {
+          u[i] = _mm256_setzero_si256();
+          p.d[b * kRows + r] = 0.0f;
+          if constexpr (Kind::kHasMin) p.dmin[b * kRows + r] = 0.0f;
+        }
+      }
+      StoreTransposed8(u, codes + 4 * unit, kGroupStride);
+    }
+  }
+}
+
+// Per token and block, what the float step needs beyond the block itself:
+// -kOffset * sum (the int32 the lanes start from, so the offset cancels)
+// and float(sum) for the min term.
+struct ActSide {
+  int32_t* start;
+  float* sum;
+};
+
+template <typename Kind>
+void FillActSide(const BlockQ8Act* x, int64_t n, const ActSide& side) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (Kind::kOffset != 0) side.start[i] = -Kind::kOffset * x[i].sum;
+    if constexpr (Kind::kHasMin) side.sum[i] = static_cast<float>(x[i].sum);
+  }
+}
+
+// y[t * ldy + r] for the RV * S::kRows = kRows rows of a panel (n_valid of
+// them stored) and RN tokens.
+template <typename S, typename Kind, int kRows, int RV, int RN>
+void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActSide& side,
+             int64_t n_blocks, float* y, int64_t ldy) {
+  using I = typename S::I;
+  using F = typename S::F;
+  constexpr int P = S::kRows;
+  F acc[RV][RN];
+  for (int v = 0; v < RV; ++v) {
+    for (int t = 0; t < RN; ++t) acc[v][t] = S::ZeroF();
+  }
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    I isum[RV][RN];
+    for (int t = 0; t < RN; ++t) {
+      const I start = Kind::kOffset != 0 ? S::Broadcast(side.start[t * n_blocks + b]) : S::ZeroI();
+      for (int v = 0; v < RV; ++v) isum[v][t] = start;
+    }
+    const uint8_t* codes = p.codes + b * 8 * kRows * 4;
+    for (int g = 0; g < 8; ++g) {
+      I wv[RV];
+      for (int v = 0; v < RV; ++v) wv[v] = S::LoadI(codes + (g * kRows + v * P) * 4);
+      for (int t = 0; t < RN; ++t) {
+        int32_t four;
+        std::memcpy(&four, x[t * n_blocks + b].qs + 4 * g, sizeof(four));
+        const I xv = S::Broadcast(four);
+        for (int v = 0; v < RV; ++v) isum[v][t] = S::Dpbusd(isum[v][t], wv[v], xv);
+      }
+    }
+    for (int v = 0; v < RV; ++v) {
+      const F dw = S::LoadF(p.d + b * kRows + v * P);
+      F dmin = S::ZeroF();
+      if constexpr (Kind::kHasMin) dmin = S::LoadF(p.dmin + b * kRows + v * P);
+      for (int t = 0; t < RN; ++t) {
+        const F dx = S::Broadcast(x[t * n_blocks + b].d);
+        F term = S::Mul(S::Mul(dw, dx), S::Cvt(isum[v][t]));
+        if constexpr (Kind::kHasMin) {
+          term = S::Sub(term, S::Mul(S::Mul(dmin, dx), S::Broadcast(side.sum[t * n_blocks + b])));
+        }
+        acc[v][t] = S::Add(acc[v][t], term);
+      }
+    }
+  }
+  for (int t = 0; t < RN; ++t) {
+    for (int v = 0; v < RV; ++v) {
+      const int n = n_valid - v * P;
+      if (n > 0) S::Store(y + t * ldy + v * P, acc[v][t], n < P ? n : P);
+    }
+  }
+}
+
+template <typename S, typename Kind, int kRows>
+using Q8MicroFn = void (*)(const Panel<kRows>&, int, const BlockQ8Act*, const ActSide&, int64_t,
+                           float*, int64_t);
+
+// The token tails: Q8Micro with 1..S::kRN tokens.
+template <typename S, typename Kind, int kRows, int RV>
+struct Q8Kernels {
+  template <int... rn>
+  static constexpr void Fill(Q8MicroFn<S, Kind, kRows>* out, std::integer_sequence<int, rn...>) {
+    ((out[rn] = &Q8Micro<S, Kind, kRows, RV, rn + 1>), ...);
+  }
+  Q8MicroFn<S, Kind, kRows> fn[S::kRN] = {};
+  constexpr Q8Kernels() { Fill(fn, std::make_integer_sequence<int, S::kRN>()); }
+};
+
+uint8_t* Align64(void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  return reinterpret_cast<uint8_t*>((address + 63) / 64 * 64);
+}
+
+// The GemmFn: activation side data once per call, then per panel of
+// kPanelRows rows a repack and a sweep over the tokens S::kRN at a time
+// (RV = kPanelRows / S::kRows row vectors per step; a panel's last vector
+// may be partly past the matrix).
+template <typename S, typename Kind>
+void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
+            int64_t cols, float* y, int64_t ldy, void* scratch) {
+  constexpr int kRows = S::kPanelRows;
+  constexpr int RV = kRows / S::kRows;
+  const int64_t n_blocks = cols / 32;
+  const auto* acts = static_cast<const BlockQ8Act*>(x);
+  uint8_t* space = Align64(scratch);
+  const Panel<kRows> panel = {space, reinterpret_cast<float*>(space + kRows * cols),
+                              reinterpret_cast<float*>(space + kRows * cols + kRows * cols / 8)};
+  space += kRows * cols + 2 * (kRows * cols / 8);
+  const ActSide side = {reinterpret_cast<int32_t*>(space),
+                        reinterpret_cast<float*>(space) + n_tokens * n_blocks};
+  FillActSide<Kind>(acts, n_tokens * n_blocks, side);
+  static constexpr Q8Kernels<S, Kind, kRows, RV> kFull;
+  const auto* base = static_cast<const uint8_t*>(w);
+  for (int64_t r = 0; r < n_rows; r += kRows) {
+    const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
+    PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks, panel);
+    for (int64_t t = 0; t < n_tokens; t += S::kRN) {
+      const int64_t rn = n_tokens - t < S::kRN ? n_tokens - t : S::kRN;
+      const ActSide token_side = {side.start + t * n_blocks, side.sum + t * n_blocks};
+      kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, token_side, n_blocks, y + t * ldy + r,
+                       ldy);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace h2o::kernels

@@ -23,7 +23,9 @@ std::string Lower(std::string_view s) {
 
 Result<size_t> ParseByteSize(std::string_view text) {
   const std::string_view t = Trim(text);
-  const std::string quoted = "'" + std::string(text) + "'";
+  // Appended, not "'" + text + "'": g++ 12 warns falsely (-Wrestrict) on that.
+  std::string quoted(1, '\'');
+  quoted.append(text).push_back('\'');
   if (t.empty()) return Status::Error("empty size");
   size_t unit_at = 0;
   while (unit_at < t.size() &&

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "eval/perplexity.h"
 #include "eval/token_feed.h"
+#include "runtime/log_softmax.h"
 
 namespace h2o {
 
@@ -28,9 +28,10 @@ Result<ScoreRequest> ParseScoreRequest(const JsonlLine& line) {
   return r;
 }
 
-Result<PromptLogprobs> ScorePrompt(Session& session, std::span<const int32_t> ids, int32_t top_k) {
+Result<PromptLogprobs> ScorePrompt(Engine& engine, Sequence& sequence,
+                                   std::span<const int32_t> ids, int32_t top_k) {
   if (ids.empty()) return Status::Error("the prompt has no tokens");
-  session.Reset();
+  sequence.Reset();
   PromptLogprobs out;
   out.ids.assign(ids.begin(), ids.end());
   out.logprob.assign(ids.size(), 0.0);
@@ -50,7 +51,15 @@ Result<PromptLogprobs> ScorePrompt(Session& session, std::span<const int32_t> id
     }
   };
   // The last token is not fed: nothing after it is scored.
-  H2O_RETURN_IF_ERROR(FeedTokens(session, ids.first(ids.size() - 1), visit));
+  Sequence* const sequences[] = {&sequence};
+  const size_t n_vocab = engine.model().hparams().n_vocab;
+  H2O_RETURN_IF_ERROR(FeedLockstep(engine, sequences, ids.first(ids.size() - 1),
+                                   LogitsFor::kAllTokens, [&](size_t begin, size_t len) {
+                                     for (size_t t = 0; t < len; ++t) {
+                                       visit(begin + t,
+                                             sequence.logits().subspan(t * n_vocab, n_vocab));
+                                     }
+                                   }));
   return out;
 }
 

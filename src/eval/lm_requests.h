@@ -24,7 +24,8 @@
 
 #include "core/status.h"
 #include "eval/jsonl.h"
-#include "runtime/session.h"
+#include "runtime/engine.h"
+#include "runtime/sequence.h"
 #include "tokenizer/tokenizer.h"
 
 namespace h2o {
@@ -48,9 +49,10 @@ struct PromptLogprobs {
   std::vector<std::vector<std::pair<int32_t, double>>> top;
 };
 
-// Resets the session and feeds the ids (chunked and evicting as the
-// session says). Errors: empty ids, or those of Session::Eval.
-Result<PromptLogprobs> ScorePrompt(Session& session, std::span<const int32_t> ids, int32_t top_k);
+// Resets the sequence and feeds the ids (chunked and evicting as the
+// sequence says). Errors: empty ids, or those of Engine::Forward.
+Result<PromptLogprobs> ScorePrompt(Engine& engine, Sequence& sequence,
+                                   std::span<const int32_t> ids, int32_t top_k);
 
 // The result line the repository's evaluator reads:
 // {"request": <request>, "result": {"choices": [{"text": prompt,

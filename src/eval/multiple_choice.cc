@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "eval/perplexity.h"
 #include "eval/token_feed.h"
+#include "runtime/log_softmax.h"
 
 namespace h2o {
 
@@ -92,34 +92,53 @@ size_t ChoiceScores::BestPerToken() const {
   return best;
 }
 
-Result<ChoiceScores> ChoiceScorer::Score(const ChoiceTokens& tokens) {
-  H2O_CHECK(tokens.shared >= 1 && !tokens.sequences.empty());
-  const size_t n_vocab = session_.model().hparams().n_vocab;
-  session_.Reset();
+Result<std::vector<ChoiceScores>> ChoiceScorer::Score(std::span<Sequence* const> sequences,
+                                                      const ChoiceTokens& tokens) {
+  H2O_CHECK(tokens.shared >= 1 && !tokens.sequences.empty() && !sequences.empty());
+  const size_t n_vocab = engine_.model().hparams().n_vocab;
+  const size_t n_seq = sequences.size();
+  for (Sequence* s : sequences) s->Reset();
   const std::span<const int32_t> prompt(tokens.sequences[0].data(), tokens.shared);
-  H2O_RETURN_IF_ERROR(session_.Eval(prompt));
-  const auto last = session_.last_logits();
-  prompt_logits_.assign(last.begin(), last.end());
-  if (tokens.sequences.size() > 1) session_.Save(snapshot_);
+  H2O_RETURN_IF_ERROR(FeedLockstep(engine_, sequences, prompt, LogitsFor::kLastToken));
+  snapshots_.resize(n_seq);
+  prompt_logits_.resize(n_seq);
+  for (size_t s = 0; s < n_seq; ++s) {
+    const auto last = sequences[s]->last_logits();
+    prompt_logits_[s].assign(last.begin(), last.end());
+    if (tokens.sequences.size() > 1) sequences[s]->Save(snapshots_[s]);
+  }
 
-  ChoiceScores scores;
+  std::vector<ChoiceScores> scores(n_seq);
+  std::vector<double> nll(n_seq);
   for (size_t c = 0; c < tokens.sequences.size(); ++c) {
-    if (c > 0) session_.Restore(snapshot_);
+    if (c > 0) {
+      for (size_t s = 0; s < n_seq; ++s) sequences[s]->Restore(snapshots_[s]);
+    }
     const std::vector<int32_t>& ids = tokens.sequences[c];
     const size_t begin = tokens.choice_begin[c];
-    double nll = 0.0;
     // Token j is predicted by the logits after token j - 1.
-    auto score = [&](size_t j, std::span<const float> logits) {
-      if (j >= begin) nll += NegLogSoftmax(logits, ids[j]);
+    auto score = [&](size_t s, size_t j, std::span<const float> logits) {
+      if (j >= begin) nll[s] += NegLogSoftmax(logits, ids[j]);
     };
-    score(tokens.shared, std::span<const float>(prompt_logits_.data(), n_vocab));
+    for (size_t s = 0; s < n_seq; ++s) {
+      nll[s] = 0.0;
+      score(s, tokens.shared, std::span<const float>(prompt_logits_[s].data(), n_vocab));
+    }
     // The last token is not fed: nothing after it is scored.
     const std::span<const int32_t> rest(ids.data() + tokens.shared, ids.size() - tokens.shared - 1);
-    H2O_RETURN_IF_ERROR(FeedTokens(session_, rest, [&](size_t i, std::span<const float> logits) {
-      score(tokens.shared + i + 1, logits);
-    }));
-    scores.nll_sum.push_back(nll);
-    scores.n_tokens.push_back(static_cast<int64_t>(ids.size() - begin));
+    H2O_RETURN_IF_ERROR(FeedLockstep(
+        engine_, sequences, rest, LogitsFor::kAllTokens, [&](size_t chunk_begin, size_t len) {
+          for (size_t s = 0; s < n_seq; ++s) {
+            const std::span<const float> logits = sequences[s]->logits();
+            for (size_t t = 0; t < len; ++t) {
+              score(s, tokens.shared + chunk_begin + t + 1, logits.subspan(t * n_vocab, n_vocab));
+            }
+          }
+        }));
+    for (size_t s = 0; s < n_seq; ++s) {
+      scores[s].nll_sum.push_back(nll[s]);
+      scores[s].n_tokens.push_back(static_cast<int64_t>(ids.size() - begin));
+    }
   }
   return scores;
 }

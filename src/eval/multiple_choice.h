@@ -1,7 +1,7 @@
 // Multiple-choice scoring, the lm-eval-harness way: each choice is scored by
 // the summed negative log-likelihood of its tokens after BOS + context + " "
 // (acc: lowest sum wins; acc_norm: lowest sum per choice token), processing
-// tokens as the session's --chunk and --kv say. The task format is one JSON
+// tokens as the sequences' --chunk and --kv say. The task format is one JSON
 // object per line: {"context": str, "choices": [str, ...], "gold": index}.
 #pragma once
 
@@ -12,7 +12,8 @@
 
 #include "core/status.h"
 #include "eval/jsonl.h"
-#include "runtime/session.h"
+#include "runtime/engine.h"
+#include "runtime/sequence.h"
 #include "tokenizer/tokenizer.h"
 
 namespace h2o {
@@ -59,20 +60,25 @@ struct ChoiceScores {
   size_t BestPerToken() const;
 };
 
-// Scores the choices of items with one session: the shared prompt runs
-// once per item, and every choice continues from a restored copy of the
-// state after it (Session::Save/Restore), which gives exactly what running
-// BOS + context + choice afresh gives.
+// Scores the choices of items under several sequences (one per KV policy)
+// in lockstep on one engine: the shared prompt runs once per item, a chunk
+// of every sequence per forward pass, and every choice continues from a
+// restored copy of each sequence's state after it (Sequence::Save/Restore),
+// again all sequences together. Each sequence's scores are exactly what
+// running BOS + context + choice afresh on it alone gives (the engine's
+// batch parity: bit for bit with integer-dot weights such as q8_0).
 class ChoiceScorer {
  public:
-  explicit ChoiceScorer(Session& session) : session_(session) {}
-  // Resets the session first. Errors: those of Session::Eval.
-  Result<ChoiceScores> Score(const ChoiceTokens& tokens);
+  explicit ChoiceScorer(Engine& engine) : engine_(engine) {}
+  // Resets the sequences first; they must share max_chunk. Returns one
+  // ChoiceScores per sequence, in order. Errors: those of FeedLockstep.
+  Result<std::vector<ChoiceScores>> Score(std::span<Sequence* const> sequences,
+                                          const ChoiceTokens& tokens);
 
  private:
-  Session& session_;
-  SessionSnapshot snapshot_;
-  std::vector<float> prompt_logits_;  // the logits after the shared prompt
+  Engine& engine_;
+  std::vector<SequenceSnapshot> snapshots_;        // per sequence
+  std::vector<std::vector<float>> prompt_logits_;  // per sequence, after the shared prompt
 };
 
 // acc and acc_norm over items, with their standard errors.

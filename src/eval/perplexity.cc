@@ -5,15 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "eval/token_feed.h"
+
 namespace h2o {
 namespace {
-
-double LogSumExp(std::span<const float> logits) {
-  const double max_logit = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l) - max_logit);
-  return max_logit + std::log(sum);
-}
 
 // The first index of the largest logit.
 int32_t ArgMax(std::span<const float> logits) {
@@ -35,16 +30,6 @@ void NllResult::Add(const NllResult& other) {
   tokens += other.tokens;
   nll_sum += other.nll_sum;
   nll_sq_sum += other.nll_sq_sum;
-}
-
-double NegLogSoftmax(std::span<const float> logits, int32_t target) {
-  return LogSumExp(logits) - static_cast<double>(logits[target]);
-}
-
-void LogSoftmax(std::span<const float> logits, std::vector<double>& out) {
-  const double lse = LogSumExp(logits);
-  out.resize(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) out[i] = static_cast<double>(logits[i]) - lse;
 }
 
 Result<NllResult> ScoreStream(Session& session, std::span<const int32_t> ids) {
@@ -72,23 +57,12 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(Engine& engine,
   if (reference != nullptr && std::find(fed.begin(), fed.end(), reference) == fed.end()) {
     fed.push_back(reference);
   }
-  const int64_t chunk = fed[0]->max_chunk();
   const size_t n_vocab = engine.model().hparams().n_vocab;
-  for (Sequence* s : fed) {
-    if (s->max_chunk() != chunk) {
-      return Status::Error("sequences scored in lockstep must share max_chunk");
-    }
-    s->Reset();
-  }
-  std::vector<BatchItem> batch(fed.size());
+  for (Sequence* s : fed) s->Reset();
   std::vector<StreamScore> scores(sequences.size());
   std::vector<double> ref_logp, ref_p, logp;
-  for (int64_t begin = 0; begin < n_inputs; begin += chunk) {
-    const int64_t len = std::min(chunk, n_inputs - begin);
-    for (size_t i = 0; i < fed.size(); ++i) {
-      batch[i] = {fed[i], ids.subspan(begin, len), LogitsFor::kAllTokens};
-    }
-    H2O_RETURN_IF_ERROR(engine.Forward(batch));
+  auto score_chunk = [&](size_t begin_u, size_t len_u) {
+    const int64_t begin = static_cast<int64_t>(begin_u), len = static_cast<int64_t>(len_u);
     if (options.on_chunk) options.on_chunk(len);
     for (int64_t t = std::max<int64_t>(0, options.first_scored - begin); t < len; ++t) {
       const int32_t target = ids[begin + t + 1];
@@ -123,7 +97,9 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(Engine& engine,
         if (options.keep_token_nll) score.token_nll.push_back(nll);
       }
     }
-  }
+  };
+  H2O_RETURN_IF_ERROR(
+      FeedLockstep(engine, fed, ids.first(n_inputs), LogitsFor::kAllTokens, score_chunk));
   return scores;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "runtime/engine.h"
+#include "runtime/log_softmax.h"
 #include "runtime/session.h"
 
 namespace h2o {
@@ -79,10 +80,5 @@ Result<std::vector<StreamScore>> ScoreStreamLockstep(Engine& engine,
 std::vector<std::vector<int32_t>> SplitWindows(std::span<const int32_t> ids, int32_t n_ctx,
                                                int32_t bos);
 inline int64_t WindowFirstScored(int32_t n_ctx) { return n_ctx / 2; }
-
-// -log softmax(logits)[target], computed in double precision.
-double NegLogSoftmax(std::span<const float> logits, int32_t target);
-// log softmax(logits) in double precision, into `out` (resized).
-void LogSoftmax(std::span<const float> logits, std::vector<double>& out);
 
 }  // namespace h2o

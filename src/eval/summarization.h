@@ -1,8 +1,8 @@
 // Summarization items in the H2O repository's format (its
 // xsum_*shot.jsonl): {"article", "summary_gt", "max_tokens", "temperature",
 // "top_p", "stop", ...}, the article ending with its "Summary:" cue. Each is
-// answered by generating from BOS + article (generation.h) and scored with
-// ROUGE against summary_gt and against the full-cache output.
+// answered by generating from BOS + article (runtime/generate.h) and scored
+// with ROUGE against summary_gt and against the full-cache output.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/status.h"
-#include "eval/generation.h"
 #include "eval/jsonl.h"
 #include "eval/rouge.h"
+#include "runtime/generate.h"
 #include "tokenizer/tokenizer.h"
 
 namespace h2o {
@@ -20,7 +20,7 @@ namespace h2o {
 struct SummaryItem {
   std::string article;
   std::string summary_gt;
-  GenerationOptions generation;  // max_tokens, stop, temperature, top_p (top_k off)
+  GenerateOptions generation;  // max_tokens, stop, temperature, top_p (top_k off)
 };
 
 // Defaults for absent fields: max_tokens 64, temperature 0 (greedy), top_p

@@ -1,15 +1,22 @@
-// Multiple-choice pieces on hand-worked inputs, and the scorer (which runs
+// Multiple-choice pieces on hand-worked inputs, the scorer (which runs
 // each context once and restores it per choice) against a plain
-// token-by-token loop over BOS + context + " " + choice.
+// token-by-token loop over BOS + context + " " + choice, and the scorer's
+// lockstep over policies against each policy alone.
 #include "eval/multiple_choice.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "eval/perplexity.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
+#include "q8_model.h"
+#include "runtime/engine.h"
 #include "test_data.h"
 #include "tokenizer/gguf_vocab.h"
 
@@ -139,9 +146,12 @@ TEST_F(ChoiceScoring, ScorerEqualsAFreshRunPerChoice) {
   for (const char* spec : {"full", "h2o:heavy=4,recent=4", "local:recent=6"}) {
     SCOPED_TRACE(spec);
     auto session = MakeSession(spec);
-    ChoiceScorer scorer(*session);
-    auto scores = scorer.Score(*tokens);
-    ASSERT_TRUE(scores.ok());
+    ChoiceScorer scorer(session->engine());
+    Sequence* const sequences[] = {&session->sequence()};
+    auto scored = scorer.Score(sequences, *tokens);
+    ASSERT_TRUE(scored.ok());
+    ASSERT_EQ(scored->size(), 1u);
+    const ChoiceScores* scores = &scored->front();
     for (size_t c = 0; c < choices.size(); ++c) {
       // Independent: a new session, every token fed in turn.
       auto fresh = MakeSession(spec);
@@ -155,6 +165,65 @@ TEST_F(ChoiceScoring, ScorerEqualsAFreshRunPerChoice) {
       }
       EXPECT_EQ(scores->nll_sum[c], nll) << "choice " << c;
       EXPECT_EQ(scores->n_tokens[c], static_cast<int64_t>(ids.size() - tokens->choice_begin[c]));
+    }
+  }
+}
+
+// Every policy of an item scored in lockstep on one engine gets exactly the
+// scores it gets alone, bit for bit on q8_0 weights: prompt and choices
+// fed one token or three per pass, fixed budgets on one sequence across
+// items (its snapshot reused), a percent budget on a sequence per item.
+TEST(ChoiceScoringLockstep, EqualsEachPolicyScoredAloneBitForBit) {
+  const Model& model = testing::Q8Model();
+  const Tokenizer tokenizer(LoadVocabFromGguf(model.file()).value());
+  std::vector<ChoiceTokens> items;
+  std::istringstream lines(testing::ReadFileOrEmpty(testing::DataPath("tinystories_cloze_56.jsonl")));
+  std::string text;
+  for (int n = 0; n < 4 && std::getline(lines, text); ++n) {
+    const ChoiceItem item = ParseChoiceItem({"cloze", nlohmann::ordered_json::parse(text)}).value();
+    items.push_back(TokenizeChoices(tokenizer, item.context, item.choices, 512).value());
+  }
+  const std::vector<std::string> specs = {"full", "h2o:heavy=4,recent=4", "local:recent=6",
+                                          "sink:sinks=2,recent=6", "tova:k=8",
+                                          "h2o:heavy=20%,recent=20%"};
+  auto options = [&](const std::string& spec, int32_t chunk, int64_t prompt_len) {
+    SessionOptions o;
+    o.n_ctx = 512;
+    o.max_chunk = chunk;
+    o.n_threads = 2;
+    o.kv = ResolveKvSpec(ParseKvSpec(spec).value(), prompt_len).value();
+    return o;
+  };
+  for (const int32_t chunk : {1, 3}) {
+    SCOPED_TRACE(chunk);
+    auto engine = Engine::Create(
+        model, {.n_threads = 2, .max_batch_tokens = chunk * static_cast<int32_t>(specs.size())});
+    ASSERT_TRUE(engine.ok());
+    ChoiceScorer scorer(**engine);
+    std::vector<std::unique_ptr<Sequence>> owned(specs.size());
+    for (size_t p = 0; p + 1 < specs.size(); ++p) {
+      owned[p] = std::move((*engine)->NewSequence(options(specs[p], chunk, 0)).value());
+    }
+    for (const ChoiceTokens& tokens : items) {
+      const int64_t shared = static_cast<int64_t>(tokens.shared);
+      ASSERT_GT(shared, 20);  // every budget evicts
+      owned.back() = std::move((*engine)->NewSequence(options(specs.back(), chunk, shared)).value());
+      std::vector<Sequence*> sequences;
+      for (auto& s : owned) sequences.push_back(s.get());
+      auto together = scorer.Score(sequences, tokens);
+      ASSERT_TRUE(together.ok()) << together.status().message();
+      ASSERT_EQ(together->size(), specs.size());
+      for (size_t p = 0; p < specs.size(); ++p) {
+        SCOPED_TRACE(specs[p]);
+        auto session = Session::Create(model, options(specs[p], chunk, shared));
+        ASSERT_TRUE(session.ok());
+        ChoiceScorer alone_scorer((*session)->engine());
+        Sequence* const alone_sequence[] = {&(*session)->sequence()};
+        auto alone = alone_scorer.Score(alone_sequence, tokens);
+        ASSERT_TRUE(alone.ok());
+        EXPECT_EQ((*together)[p].nll_sum, alone->front().nll_sum);
+        EXPECT_EQ((*together)[p].n_tokens, alone->front().n_tokens);
+      }
     }
   }
 }

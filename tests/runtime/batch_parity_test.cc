@@ -67,7 +67,9 @@ Decoded Alone(const Model& model, const Plan& p) {
     run.logits.emplace_back(logits.begin(), logits.end());
     run.ids.push_back(ArgMax(logits));
     const int32_t next[] = {run.ids.back()};
-    if (i + 1 < p.n_generate) EXPECT_TRUE((*session)->Eval(next).ok());
+    if (i + 1 < p.n_generate) {
+      EXPECT_TRUE((*session)->Eval(next).ok());
+    }
   }
   return run;
 }

@@ -99,7 +99,9 @@ std::vector<int32_t> Alone(const std::vector<int32_t>& prompt, const SequenceOpt
   for (int i = 0; i < n; ++i) {
     ids.push_back(ArgMax((*s)->last_logits()));
     const int32_t next[] = {ids.back()};
-    if (i + 1 < n) EXPECT_TRUE((*s)->Eval(next).ok());
+    if (i + 1 < n) {
+      EXPECT_TRUE((*s)->Eval(next).ok());
+    }
   }
   return ids;
 }

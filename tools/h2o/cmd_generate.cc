@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "runtime/sampler.h"
+#include "runtime/generate.h"
 #include "tokenizer/utf8.h"
 
 namespace h2o::cli {
@@ -66,29 +66,29 @@ int RunGenerate(const GenerateFlags& f) {
     std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);
   }
-  const auto t0 = Clock::now();
-  if (Status s = session.Eval(prompt); !s.ok()) return Fail(s);
-  const auto t1 = Clock::now();
-
-  Sampler sampler(f.sampling);
-  std::vector<int32_t> all = prompt;
-  int32_t n_generated = 0;
-  for (; n_generated < f.n_predict; ++n_generated) {
-    const int32_t id = sampler.Sample(session.last_logits());
-    if (!f.ignore_eos && tokenizer.ok() && tokenizer->IsEndOfGeneration(id)) break;
-    all.push_back(id);
-    if (print_text) {
+  GenerateOptions generate;
+  generate.max_tokens = f.n_predict;
+  generate.stop_at_end = !f.ignore_eos;
+  generate.sampling = f.sampling;
+  GenerateCallbacks callbacks;
+  Clock::time_point t1;
+  callbacks.on_prompt_fed = [&t1](size_t) { t1 = Clock::now(); };
+  if (print_text) {
+    callbacks.on_token = [&tokenizer](size_t, int32_t id) {
       std::fputs(tokenizer->TokenToPiece(id).c_str(), stdout);
       std::fflush(stdout);
-    }
-    if (n_generated + 1 < f.n_predict) {
-      const int32_t next[] = {id};
-      if (Status s = session.Eval(next); !s.ok()) return Fail(s);
-    }
+    };
   }
+  const auto t0 = Clock::now();
+  auto generation = Generate(session.engine(), session.sequence(), prompt, generate,
+                             tokenizer.ok() ? &*tokenizer : nullptr, callbacks);
+  if (!generation.ok()) return Fail(generation.status());
   const auto t2 = Clock::now();
+  const int32_t n_generated = static_cast<int32_t>(generation->ids.size());
   if (print_text) std::fputs("\n", stdout);
   if (f.print_ids) {
+    std::vector<int32_t> all = prompt;
+    all.insert(all.end(), generation->ids.begin(), generation->ids.end());
     std::string line;
     for (size_t i = 0; i < all.size(); ++i) line += (i ? " " : "") + std::to_string(all[i]);
     std::printf("%s\n", line.c_str());

@@ -11,6 +11,40 @@
 #include "eval_common.h"
 
 namespace h2o::cli {
+namespace {
+
+// Every item under every run, the runs of an item in lockstep on one
+// engine (its prompt and each choice a batch of all their sequences), with
+// a progress bar over the items.
+Result<std::vector<ChoiceAccuracy>> ScoreAllRuns(const EvalFlags& f, const Model& model,
+                                                 std::span<const JsonlLine> lines,
+                                                 std::span<const ChoiceItem> items,
+                                                 std::span<const ChoiceTokens> tokens,
+                                                 std::span<const EvalRun> runs) {
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, MakeEvalEngine(f, model, runs.size()));
+  std::vector<RunSequence> run_sequences;
+  for (const EvalRun& run : runs) run_sequences.emplace_back(f, model, run.spec, f.model.kv_pos_shift);
+  ChoiceScorer scorer(*engine);
+  std::vector<ChoiceAccuracy> accuracy(runs.size());
+  std::vector<Sequence*> sequences(runs.size());
+  ProgressBar progress("multiple choice", static_cast<int64_t>(items.size()),
+                       ProgressBar::Enabled(f.quiet));
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      auto sequence = run_sequences[r].For(*engine, static_cast<int64_t>(tokens[i].shared));
+      if (!sequence.ok()) return sequence.status().WithContext(lines[i].where);
+      sequences[r] = *sequence;
+    }
+    auto scores = scorer.Score(sequences, tokens[i]);
+    if (!scores.ok()) return scores.status().WithContext(lines[i].where);
+    for (size_t r = 0; r < runs.size(); ++r) accuracy[r].Add((*scores)[r], items[i].gold);
+    progress.Advance();
+  }
+  progress.Finish();
+  return accuracy;
+}
+
+}  // namespace
 
 int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                       std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
@@ -42,45 +76,27 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
                     {"acc_norm", "accuracy (lowest NLL per choice token)", 4},
                     {"acc_stderr", "standard error of acc", 4},
                     {"acc_norm_stderr", "standard error of acc_norm", 4}};
-  // Without --budget, each row is printed as soon as its policy is done.
-  const bool rows_as_they_come = !f.json && f.budgets.empty();
   if (!f.json) {
     std::printf("%s: %zu items, %d-shot, multiple choice, chunk %d%s\n", f.task_path.c_str(),
                 items.size(), f.shots, f.model.chunk, CutNote(truncated, "context", n_ctx).c_str());
+    std::fflush(stdout);  // before the progress bar and the long wait
   }
-  if (rows_as_they_come)
+  auto accuracy = ScoreAllRuns(f, model, lines, items, tokens, runs);
+  if (!accuracy.ok()) return Fail(accuracy.status());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const ChoiceAccuracy& a = (*accuracy)[r];
+    report.rows.push_back(SweepRow{runs[r].entry.policy,
+                                   runs[r].entry.budget,
+                                   runs[r].entry.spec,
+                                   {a.acc(), a.acc_norm(), ProportionStdErr(a.acc(), a.n),
+                                    ProportionStdErr(a.acc_norm(), a.n)}});
+  }
+  // Without --budget, a row per policy (with it, FinishReport's tables).
+  if (!f.json && f.budgets.empty()) {
     std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");
-  for (const EvalRun& run : runs) {
-    ProgressBar progress(run.entry.spec, static_cast<int64_t>(items.size()),
-                         ProgressBar::Enabled(f.quiet));
-    RunSessions sessions(f, model, run.spec, f.model.kv_pos_shift);
-    const SessionSource source = sessions.Source();
-    std::unique_ptr<ChoiceScorer> scorer;
-    Session* scorer_session = nullptr;
-    ChoiceAccuracy accuracy;
-    for (size_t i = 0; i < items.size(); ++i) {
-      auto session = source(static_cast<int64_t>(tokens[i].shared));
-      if (!session.ok()) return Fail(session.status().WithContext(lines[i].where));
-      if (*session != scorer_session) {
-        scorer = std::make_unique<ChoiceScorer>(**session);
-        scorer_session = *session;
-      }
-      auto scores = scorer->Score(tokens[i]);
-      if (!scores.ok()) return Fail(scores.status().WithContext(lines[i].where));
-      accuracy.Add(*scores, items[i].gold);
-      progress.Advance();
-    }
-    progress.Finish();
-    const SweepRow& row = report.rows.emplace_back(
-        SweepRow{run.entry.policy,
-                 run.entry.budget,
-                 run.entry.spec,
-                 {accuracy.acc(), accuracy.acc_norm(), ProportionStdErr(accuracy.acc(), accuracy.n),
-                  ProportionStdErr(accuracy.acc_norm(), accuracy.n)}});
-    if (rows_as_they_come) {
+    for (const SweepRow& row : report.rows) {
       std::printf("%-28s %8.4f %8.4f %9.4f %8.4f\n", row.kv.c_str(), row.values[0], row.values[2],
                   row.values[1], row.values[3]);
-      std::fflush(stdout);
     }
   }
   return FinishReport(f, TaskFormat::kMultipleChoice, items.size(), n_ctx,

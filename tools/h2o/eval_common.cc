@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace h2o::cli {
@@ -28,20 +29,36 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   return runs;
 }
 
-RunSessions::RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift)
-    : flags_(f.model), model_(model), per_item_(KvSpecUsesPercent(spec)) {
+RunSequence::RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec,
+                         bool pos_shift)
+    : flags_(f.model), per_item_(KvSpecUsesPercent(spec)) {
   flags_.kv_spec = spec.text;
   flags_.kv_pos_shift = pos_shift;
+  // One chunk for all runs, even where --kv-pos-shift would let a chunk
+  // pass the context: sequences fed in lockstep share it.
+  flags_.chunk = EvalChunk(f, model);
 }
 
-SessionSource RunSessions::Source() {
-  return [this](int64_t prompt_len) -> Result<Session*> {
-    if (session_ == nullptr || per_item_) {
-      H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, prompt_len));
-      H2O_ASSIGN_OR_RETURN(session_, Session::Create(model_, options));
-    }
-    return session_.get();
-  };
+Result<Sequence*> RunSequence::For(Engine& engine, int64_t prompt_len) {
+  if (sequence_ == nullptr || (per_item_ && prompt_len != prompt_len_)) {
+    sequence_.reset();  // its cache is freed before the next one is made
+    H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, prompt_len));
+    H2O_ASSIGN_OR_RETURN(sequence_, engine.NewSequence(options));
+    prompt_len_ = prompt_len;
+  }
+  return sequence_.get();
+}
+
+int32_t EvalChunk(const EvalFlags& f, const Model& model) {
+  const int64_t n_ctx = ContextSize(f, model);
+  return static_cast<int32_t>(f.model.chunk > 0 ? std::min<int64_t>(f.model.chunk, n_ctx) : n_ctx);
+}
+
+Result<std::unique_ptr<Engine>> MakeEvalEngine(const EvalFlags& f, const Model& model,
+                                               size_t n_sequences) {
+  return Engine::Create(model, {.n_threads = ThreadCount(f.model),
+                                .max_batch_tokens = EvalChunk(f, model) *
+                                                    static_cast<int32_t>(n_sequences)});
 }
 
 int64_t ContextSize(const EvalFlags& f, const Model& model) {

@@ -1,5 +1,5 @@
 // What the `h2o eval` task runners share: the flags, the runs of --kv (a
-// list, or policies x --budget), a session source per run, and the way
+// list, or policies x --budget), a sequence per run on one engine, and the way
 // results are printed and written. One runner per task format:
 // eval_choice.cc, eval_requests.cc, eval_summarize.cc.
 #pragma once
@@ -14,11 +14,12 @@
 #include "cli_common.h"
 #include "core/status.h"
 #include "eval/jsonl.h"
-#include "eval/session_source.h"
 #include "eval/sweep_report.h"
 #include "eval/task_format.h"
 #include "kv/kv_budget.h"
 #include "kv/kv_spec.h"
+#include "runtime/engine.h"
+#include "runtime/sequence.h"
 
 namespace h2o::cli {
 
@@ -47,24 +48,36 @@ struct EvalRun {
 // resolved now, percentages later against each item's prompt length.
 Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f);
 
-// The sessions of one run: percent budgets resolve against each item's
-// prompt, so those get a session per item; the others one for all items.
-class RunSessions {
+// The sequence of one run on the engine every run shares: percent budgets
+// resolve against each item's prompt, so such a run gets a new sequence
+// whenever the prompt length changes; the others one for all items. Every
+// run's sequences take chunks of EvalChunk tokens.
+class RunSequence {
  public:
   // pos_shift: --kv-pos-shift for this run (false for the full-cache
   // reference the runs are compared with).
-  RunSessions(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift);
-  // Valid while this object lives.
-  SessionSource Source();
+  RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift);
+  // The sequence for an item whose prompt has prompt_len tokens; valid
+  // until the next call. Errors: bad --kv or --kv-type, one line.
+  Result<Sequence*> For(Engine& engine, int64_t prompt_len);
 
  private:
   ModelFlags flags_;
-  const Model& model_;
   bool per_item_;
-  std::unique_ptr<Session> session_;
+  int64_t prompt_len_ = -1;  // what a per-item sequence was made for
+  std::unique_ptr<Sequence> sequence_;
 };
 
-// The context size sessions get: -c, else the model's.
+// Tokens per forward pass of each sequence: --chunk, at most the context
+// (0: the whole context).
+int32_t EvalChunk(const EvalFlags& f, const Model& model);
+
+// The engine the runs of a task share: each forward pass takes a chunk of
+// each of n_sequences sequences, so the weights are read once for all.
+Result<std::unique_ptr<Engine>> MakeEvalEngine(const EvalFlags& f, const Model& model,
+                                               size_t n_sequences);
+
+// The context size sequences get: -c, else the model's.
 int64_t ContextSize(const EvalFlags& f, const Model& model);
 
 // ", 3 contexts cut from the left to fit 512 tokens", or "" for none.

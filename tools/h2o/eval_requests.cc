@@ -30,8 +30,9 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     requests.push_back(std::move(request).value());
   }
   const EvalRun& run = runs.front();
-  RunSessions sessions(f, model, run.spec, f.model.kv_pos_shift);
-  const SessionSource source = sessions.Source();
+  auto engine = MakeEvalEngine(f, model, 1);
+  if (!engine.ok()) return Fail(engine.status());
+  RunSequence sequence(f, model, run.spec, f.model.kv_pos_shift);
   std::string results;
   int64_t n_tokens = 0;
   double logprob_sum = 0.0;
@@ -41,9 +42,9 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     const auto start = std::chrono::steady_clock::now();
     // As the repository's run_lm_eval_harness.py: no BOS.
     const std::vector<int32_t> ids = tokenizer.Encode(requests[i].prompt, /*add_special=*/false);
-    auto session = source(static_cast<int64_t>(ids.size()));
-    if (!session.ok()) return Fail(session.status().WithContext(lines[i].where));
-    auto scored = ScorePrompt(**session, ids, requests[i].top_k);
+    auto seq = sequence.For(**engine, static_cast<int64_t>(ids.size()));
+    if (!seq.ok()) return Fail(seq.status().WithContext(lines[i].where));
+    auto scored = ScorePrompt(**engine, **seq, ids, requests[i].top_k);
     if (!scored.ok()) return Fail(scored.status().WithContext(lines[i].where));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "core/atomic_file.h"
 #include "eval/bleu.h"
@@ -38,7 +39,7 @@ nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::strin
                   {{"tokens", std::move(tokens)},
                    {"token_logprobs", run.generation.logprobs},
                    {"token_ids", run.generation.ids}}},
-                 {"finish_reason", run.generation.finish_reason}};
+                 {"finish_reason", GenerationEndName(run.generation.finish_reason)}};
   Json result = {{"kv", kv},
                  {"choices", Json::array({std::move(choice)})},
                  {"prompt_tokens", prompt.ids.size()},
@@ -46,6 +47,50 @@ nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::strin
                  {"rouge", rouge(run.vs_reference)},
                  {"rouge_vs_full", rouge(run.vs_full)}};
   return Json{{"request", line.value}, {"result", std::move(result)}};
+}
+
+// Every item's generations: the full-cache reference's and each run's, all
+// of an item in lockstep on one engine. A full run in the list reuses the
+// reference's (same prompt, options and seed: the same text). The
+// reference keeps positions as they are: --kv-pos-shift is for the
+// evicting policies.
+Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                   std::span<const JsonlLine> lines, std::span<const SummaryItem> items,
+                   std::span<const SummaryPrompt> prompts, std::span<const EvalRun> runs,
+                   std::vector<SummaryRun>& full, std::vector<std::vector<SummaryRun>>& generated) {
+  std::vector<RunSequence> run_sequences;
+  run_sequences.emplace_back(f, model, ParseKvSpec("full").value(), false);
+  std::vector<size_t> job_of_run;  // each run's job; 0: the reference
+  for (const EvalRun& run : runs) {
+    job_of_run.push_back(run.spec.policy == "full" ? 0 : run_sequences.size());
+    if (run.spec.policy != "full") {
+      run_sequences.emplace_back(f, model, run.spec, f.model.kv_pos_shift);
+    }
+  }
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                       MakeEvalEngine(f, model, run_sequences.size()));
+  std::vector<GenerateJob> jobs(run_sequences.size());
+  ProgressBar progress("summarization", static_cast<int64_t>(items.size()),
+                       ProgressBar::Enabled(f.quiet));
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      auto sequence = run_sequences[j].For(*engine, static_cast<int64_t>(prompts[i].ids.size()));
+      if (!sequence.ok()) return sequence.status().WithContext(lines[i].where);
+      jobs[j] = {*sequence, prompts[i].ids, items[i].generation};
+    }
+    auto generations = GenerateLockstep(*engine, jobs, &tokenizer);
+    if (!generations.ok()) return generations.status().WithContext(lines[i].where);
+    std::vector<SummaryRun> of_jobs;
+    for (Generation& g : *generations) {
+      const RougeF1 vs_reference = Rouge(g.text, items[i].summary_gt);
+      of_jobs.push_back({std::move(g), vs_reference, {}});
+    }
+    full.push_back(of_jobs[0]);
+    for (size_t r = 0; r < runs.size(); ++r) generated[r].push_back(of_jobs[job_of_run[r]]);
+    progress.Advance();
+  }
+  progress.Finish();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -67,29 +112,12 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
     items.push_back(std::move(item).value());
     prompts.push_back(std::move(prompt).value());
   }
-  auto generate_all = [&](const KvSpec& spec, bool pos_shift,
-                          std::vector<SummaryRun>& out) -> Status {
-    ProgressBar progress(spec.text, static_cast<int64_t>(items.size()),
-                         ProgressBar::Enabled(f.quiet));
-    RunSessions sessions(f, model, spec, pos_shift);
-    const SessionSource source = sessions.Source();
-    for (size_t i = 0; i < items.size(); ++i) {
-      auto session = source(static_cast<int64_t>(prompts[i].ids.size()));
-      if (!session.ok()) return session.status().WithContext(lines[i].where);
-      auto generation = GenerateUntil(**session, tokenizer, prompts[i].ids, items[i].generation);
-      if (!generation.ok()) return generation.status().WithContext(lines[i].where);
-      out.push_back({std::move(generation).value(), {}, {}});
-      out.back().vs_reference = Rouge(out.back().generation.text, items[i].summary_gt);
-      progress.Advance();
-    }
-    return Status::Ok();
-  };
-  // The full-cache generations every policy is compared with; a full run in
-  // the list reuses them (same prompt, options and seed: the same text).
-  // --kv-pos-shift is for the evicting policies; the reference keeps
-  // positions as they are.
   std::vector<SummaryRun> full;
-  if (Status s = generate_all(ParseKvSpec("full").value(), false, full); !s.ok()) return Fail(s);
+  std::vector<std::vector<SummaryRun>> generated(runs.size());
+  if (Status s = GenerateAll(f, model, tokenizer, lines, items, prompts, runs, full, generated);
+      !s.ok()) {
+    return Fail(s);
+  }
 
   SweepReport report;
   report.title = fmt::format("{} on {} ({} items)",
@@ -104,25 +132,20 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
                     {"self_bleu", "Self-BLEU of the generations (lower: more diverse)", 4},
                     {"mean_generated_tokens", "generated tokens per item", 1}};
   std::string out_lines;
-  for (const EvalRun& run : runs) {
-    std::vector<SummaryRun> generated;
-    if (run.spec.policy == "full") {
-      generated = full;
-    } else if (Status s = generate_all(run.spec, f.model.kv_pos_shift, generated); !s.ok()) {
-      return Fail(s);
-    }
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const EvalRun& run = runs[r];
     RougeMean vs_reference, vs_full;
     std::vector<std::string> texts;
     int64_t n_tokens = 0;
     for (size_t i = 0; i < items.size(); ++i) {
-      generated[i].vs_full = Rouge(generated[i].generation.text, full[i].generation.text);
-      vs_reference.Add(generated[i].vs_reference);
-      vs_full.Add(generated[i].vs_full);
-      texts.push_back(generated[i].generation.text);
-      n_tokens += static_cast<int64_t>(generated[i].generation.ids.size());
+      SummaryRun& g = generated[r][i];
+      g.vs_full = Rouge(g.generation.text, full[i].generation.text);
+      vs_reference.Add(g.vs_reference);
+      vs_full.Add(g.vs_full);
+      texts.push_back(g.generation.text);
+      n_tokens += static_cast<int64_t>(g.generation.ids.size());
       if (!f.out_path.empty()) {
-        out_lines +=
-            SummaryResultLine(lines[i], run.entry.spec, prompts[i], generated[i], tokenizer)
+        out_lines += SummaryResultLine(lines[i], run.entry.spec, prompts[i], g, tokenizer)
                 .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
         out_lines += '\n';
       }

@@ -1,0 +1,130 @@
+#include "runtime/generate.h"
+
+#include <algorithm>
+
+#include "runtime/log_softmax.h"
+
+namespace h2o {
+
+const char* GenerationEndName(GenerationEnd end) {
+  return end == GenerationEnd::kLength ? "length" : "stop";
+}
+
+GenerationState::GenerationState(const GenerateOptions& options, const Tokenizer* tokenizer)
+    : options_(options), tokenizer_(tokenizer), sampler_(options.sampling) {
+  for (const std::string& stop : options_.stop) longest_stop_ = std::max(longest_stop_, stop.size());
+  H2O_CHECK(longest_stop_ == 0 || tokenizer_ != nullptr);
+  if (options_.max_tokens <= 0) Finish(GenerationEnd::kLength);
+}
+
+void GenerationState::Finish(GenerationEnd end) {
+  done_ = true;
+  out_.finish_reason = end;
+}
+
+std::optional<int32_t> GenerationState::Next(std::span<const float> logits) {
+  if (done_) return std::nullopt;
+  const int32_t id = sampler_.Sample(logits);
+  if (options_.stop_at_end && tokenizer_ != nullptr && tokenizer_->IsEndOfGeneration(id)) {
+    Finish(GenerationEnd::kEndOfGeneration);
+    return std::nullopt;
+  }
+  out_.ids.push_back(id);
+  out_.logprobs.push_back(-NegLogSoftmax(logits, id));
+  if (tokenizer_ != nullptr) {
+    // A stop string not in the text before this piece ends inside it, so
+    // it begins at most longest_stop_ - 1 bytes before it: searching from
+    // there keeps each step's search short however long the text grows.
+    const size_t before = out_.text.size();
+    const size_t from = before >= longest_stop_ ? before - longest_stop_ + 1 : 0;
+    out_.text += tokenizer_->TokenToPiece(id);
+    size_t first = std::string::npos;
+    for (const std::string& stop : options_.stop) {
+      if (!stop.empty()) first = std::min(first, out_.text.find(stop, from));
+    }
+    if (first != std::string::npos) {
+      out_.text.resize(first);
+      Finish(GenerationEnd::kStopString);
+      return id;
+    }
+  }
+  if (static_cast<int64_t>(out_.ids.size()) >= options_.max_tokens) Finish(GenerationEnd::kLength);
+  return id;
+}
+
+Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const GenerateJob> jobs,
+                                                 const Tokenizer* tokenizer,
+                                                 const GenerateCallbacks& callbacks) {
+  for (const GenerateJob& job : jobs) {
+    H2O_CHECK(job.sequence != nullptr);
+    if (job.prompt.empty()) return Status::Error("the prompt has no tokens");
+  }
+  const size_t n = jobs.size();
+  std::vector<GenerationState> states;
+  states.reserve(n);
+  std::vector<size_t> fed(n, 0);   // prompt tokens fed
+  std::vector<int32_t> next(n);    // the token each decoding job feeds next
+  std::vector<bool> live(n, true);
+  for (const GenerateJob& job : jobs) {
+    states.emplace_back(job.options, tokenizer);
+    job.sequence->Reset();
+  }
+  std::vector<BatchItem> batch;
+  std::vector<size_t> batch_job;
+  batch.reserve(n);
+  batch_job.reserve(n);
+  for (size_t n_live = n; n_live > 0;) {
+    batch.clear();
+    batch_job.clear();
+    int64_t rows = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (!live[j]) continue;
+      const GenerateJob& job = jobs[j];
+      BatchItem item{job.sequence, std::span<const int32_t>(&next[j], 1)};
+      if (fed[j] < job.prompt.size()) {
+        const size_t len = std::min<size_t>(job.sequence->max_chunk(), job.prompt.size() - fed[j]);
+        item.tokens = job.prompt.subspan(fed[j], len);
+        item.want_logits = fed[j] + len == job.prompt.size();
+      }
+      if (rows + static_cast<int64_t>(item.tokens.size()) > engine.max_batch_tokens()) continue;
+      rows += static_cast<int64_t>(item.tokens.size());
+      batch.push_back(item);
+      batch_job.push_back(j);
+    }
+    // A sequence's chunk never exceeds the engine's batch, so the first
+    // live job always fits.
+    H2O_CHECK(!batch.empty());
+    H2O_RETURN_IF_ERROR(engine.Forward(batch));
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const size_t j = batch_job[k];
+      if (fed[j] < jobs[j].prompt.size()) {
+        fed[j] += batch[k].tokens.size();
+        if (fed[j] < jobs[j].prompt.size()) continue;
+        if (callbacks.on_prompt_fed) callbacks.on_prompt_fed(j);
+      }
+      const std::optional<int32_t> id = states[j].Next(jobs[j].sequence->last_logits());
+      if (id && callbacks.on_token) callbacks.on_token(j, *id);
+      if (states[j].done()) {
+        live[j] = false;
+        --n_live;
+      } else {
+        next[j] = *id;
+      }
+    }
+  }
+  std::vector<Generation> out;
+  out.reserve(n);
+  for (GenerationState& state : states) out.push_back(state.Take());
+  return out;
+}
+
+Result<Generation> Generate(Engine& engine, Sequence& sequence, std::span<const int32_t> prompt,
+                            const GenerateOptions& options, const Tokenizer* tokenizer,
+                            const GenerateCallbacks& callbacks) {
+  const GenerateJob job{&sequence, prompt, options};
+  H2O_ASSIGN_OR_RETURN(std::vector<Generation> out,
+                       GenerateLockstep(engine, {&job, 1}, tokenizer, callbacks));
+  return std::move(out.front());
+}
+
+}  // namespace h2o

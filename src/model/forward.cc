@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/attention.h"
+#include "kernels/attention_chunk.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
@@ -44,6 +45,9 @@ void ForwardPass::ReserveKvCapacity(int32_t kv_capacity) {
   kv_capacity_ = kv_capacity;
   const size_t parts = static_cast<size_t>(n_parts_);
   probs_.resize(parts * hp.n_group() * kv_capacity);
+  chunk_scratch_floats_ =
+      kernels::AttendGroupChunkScratchFloats(max_rows_, hp.n_group(), kv_capacity, hp.head_dim);
+  chunk_scratch_.resize(parts * chunk_scratch_floats_);
   if (spec_.rotary()) {
     rotated_k_.resize(parts * kv_capacity * hp.head_dim);
     slot_order_.resize(parts * kv_capacity);
@@ -235,6 +239,23 @@ void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, i
   outputs.score_accum = cache.scores(l, g);
   const int32_t n = static_cast<int32_t>(item.tokens.size());
   const size_t first_head = static_cast<size_t>(g) * n_group * hd;
+  // A chunk of consecutive positions attends tiled over query blocks (each
+  // K/V row loaded once per block, results equal to the per-query calls);
+  // an observer needs each query's probabilities, which only the per-query
+  // kernel hands out.
+  if (n > 1 && item.observer == nullptr) {
+    kernels::ChunkAttentionOutputs chunk;
+    chunk.out = &attn_out_[static_cast<size_t>(row0) * q_dim + first_head];
+    chunk.out_stride = static_cast<int64_t>(q_dim);
+    chunk.scratch = &chunk_scratch_[static_cast<size_t>(part) * chunk_scratch_floats_];
+    chunk.score_accum = outputs.score_accum;
+    chunk.step_attention = step;
+    kernels::AttendGroupChunk(&q_[static_cast<size_t>(row0) * q_dim + first_head],
+                              static_cast<int64_t>(q_dim), n, n_group, view, row_pos_[row0],
+                              hp.window(l),
+                              hp.attn_scale, chunk);
+    return;
+  }
   for (int32_t t = 0; t < n; ++t) {
     const size_t r = static_cast<size_t>(row0 + t);
     outputs.out = &attn_out_[r * q_dim + first_head];

@@ -103,6 +103,8 @@ class ForwardPass {
   std::vector<float> matmul_scratch_;
   // Per scratch set (thread), so (sequence, KV head) pairs run in parallel:
   std::vector<float> probs_;         // [n_parts][n_group][kv_capacity]
+  std::vector<float> chunk_scratch_;  // [n_parts][chunk_scratch_floats_] prefill tiles
+  size_t chunk_scratch_floats_ = 0;
   std::vector<float> rotated_k_;     // [n_parts][kv_capacity][head_dim] (pos_shift)
   std::vector<int32_t> slot_order_;  // [n_parts][kv_capacity] (pos_shift)
 };

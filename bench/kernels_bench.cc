@@ -117,7 +117,7 @@ void BM_ParallelForRoundTrip(benchmark::State& state, int threads) {
 // MatMul of a 2048 x 2048 matrix with n_tokens tokens on one thread (the
 // active backend: H2O_KERNELS picks another), in GFLOP/s (2 per weight and
 // token).
-void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens) {
+void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens, int64_t kRows) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> values(kCols), x(kTokens * kCols), y(kTokens * kRows);
@@ -238,13 +238,19 @@ int main(int argc, char** argv) {
     }
   }
   for (TensorType type : RunnableTypes()) {
-    for (int64_t n : {1, 8, 32, 64, 512}) {
+    for (int64_t n : {1, 4, 8, 19, 32, 64, 512}) {
       const std::string name =
           std::string("MatMul2048/") + std::string(TraitsOf(type).name) + "/N:" + std::to_string(n);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n)
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n, kRows)
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.2);
     }
+  }
+  for (int64_t n : {1, 4, 19, 64}) {
+    const std::string name = "MatMulTall/q8_0/N:" + std::to_string(n);
+    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, TensorType::kQ8_0, n, int64_t{131072})
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5);
   }
   benchmark::RegisterBenchmark("ParallelForRoundTrip/threads:2", BM_ParallelForRoundTrip, 2)
       ->UseRealTime();

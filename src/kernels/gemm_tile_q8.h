@@ -168,11 +168,19 @@ void FillActSide(const BlockQ8Act* x, int64_t n, const ActSide& side) {
   }
 }
 
+// Cache lines to hint while a micro-kernel runs: n_lines from `at`,
+// per_block of them before each block.
+struct Hints {
+  const char* at;
+  int64_t n_lines;
+  int per_block;
+};
+
 // y[t * ldy + r] for the RV * S::kRows = kRows rows of a panel (n_valid of
 // them stored) and RN tokens.
 template <typename S, typename Kind, int kRows, int RV, int RN>
 void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActSide& side,
-             int64_t n_blocks, float* y, int64_t ldy) {
+             int64_t n_blocks, float* y, int64_t ldy, const Hints& hints) {
   using I = typename S::I;
   using F = typename S::F;
   constexpr int P = S::kRows;
@@ -181,6 +189,10 @@ void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActS
     for (int t = 0; t < RN; ++t) acc[v][t] = S::ZeroF();
   }
   for (int64_t b = 0; b < n_blocks; ++b) {
+    for (int k = 0; k < hints.per_block; ++k) {
+      const int64_t line = b * hints.per_block + k;
+      if (line < hints.n_lines) _mm_prefetch(hints.at + line * 64, _MM_HINT_T0);
+    }
     I isum[RV][RN];
     for (int t = 0; t < RN; ++t) {
       const I start = Kind::kOffset != 0 ? S::Broadcast(side.start[t * n_blocks + b]) : S::ZeroI();
@@ -221,7 +233,7 @@ void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActS
 
 template <typename S, typename Kind, int kRows>
 using Q8MicroFn = void (*)(const Panel<kRows>&, int, const BlockQ8Act*, const ActSide&, int64_t,
-                           float*, int64_t);
+                           float*, int64_t, const Hints&);
 
 // The token tails: Q8Micro with 1..S::kRN tokens.
 template <typename S, typename Kind, int kRows, int RV>
@@ -259,14 +271,30 @@ void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int6
   FillActSide<Kind>(acts, n_tokens * n_blocks, side);
   static constexpr Q8Kernels<S, Kind, kRows, RV> kFull;
   const auto* base = static_cast<const uint8_t*>(w);
+  // The next panel's rows (contiguous bytes) are hinted into the cache a
+  // few lines per block while this panel's tokens run: the repack would
+  // otherwise wait on DRAM with nothing to overlap it, which at a few
+  // tokens (batched decode) costs as much as the arithmetic. A burst of
+  // hints would stall on the line-fill buffers instead.
+  const int64_t n_calls = (n_tokens + S::kRN - 1) / S::kRN;
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
     PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks, panel);
+    const int64_t next_rows = n_rows - r - n_valid < kRows ? n_rows - r - n_valid : kRows;
+    const char* next = reinterpret_cast<const char*>(base + (r + n_valid) * row_bytes);
+    const int64_t next_lines = (next_rows * static_cast<int64_t>(row_bytes) + 63) / 64;
+    const int64_t lines_per_call = (next_lines + n_calls - 1) / n_calls;
+    const int lines_per_block = static_cast<int>((lines_per_call + n_blocks - 1) / n_blocks);
+    int64_t hinted = 0;
     for (int64_t t = 0; t < n_tokens; t += S::kRN) {
+      const int64_t call_lines =
+          next_lines - hinted < lines_per_call ? next_lines - hinted : lines_per_call;
+      const Hints hints = {next + hinted * 64, call_lines, lines_per_block};
+      hinted += call_lines;
       const int64_t rn = n_tokens - t < S::kRN ? n_tokens - t : S::kRN;
       const ActSide token_side = {side.start + t * n_blocks, side.sum + t * n_blocks};
       kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, token_side, n_blocks, y + t * ldy + r,
-                       ldy);
+                       ldy, hints);
     }
   }
 }

@@ -57,7 +57,8 @@ Result<ThroughputRecord> RunThroughput(const Model& model, const KvSpec& spec,
   H2O_ASSIGN_OR_RETURN(const SequenceOptions sequence, RequestOptions(spec, options));
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
                        Engine::Create(model, {.n_threads = options.n_threads,
-                                              .max_batch_tokens = std::max(1, options.chunk)}));
+                                              .max_batch_tokens = std::max(
+                                                  {1, options.chunk, options.batch_tokens})}));
   Scheduler scheduler(
       *engine, {.kv_memory_bytes = options.kv_memory_bytes, .max_queue = options.concurrency});
 

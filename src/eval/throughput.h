@@ -21,7 +21,8 @@ struct ThroughputOptions {
   int32_t generate = 128;   // tokens each request generates, >= 1
   size_t kv_memory_bytes = size_t{1} << 30;
   int32_t n_threads = 1;
-  int32_t chunk = 512;  // prompt tokens per sequence per step, and tokens per step
+  int32_t chunk = 512;         // prompt tokens per sequence per step
+  int32_t batch_tokens = 512;  // tokens per step, all sequences together (>= chunk)
   TensorType kv_type = TensorType::kF16;
   uint64_t seed = 1234;  // of the prompts (request i: seed + i)
 };

@@ -132,11 +132,12 @@ namespace {
 TEST(BenchThroughputCli, AdmitsByKvMemoryAndGeneratesEveryToken) {
   const auto r = RunH2o(kBench +
                         "--concurrency 6 -p 48 -n 16 --chunk 16 -t 2 --kv full,local:recent=8 "
-                        "--kv-mem 50KiB --json");
+                        "--kv-mem 50KiB --batch-tokens 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["mode"], "throughput");
   EXPECT_EQ(j["kv_memory_bytes"], 50 * 1024);
+  EXPECT_EQ(j["batch_tokens"], 16);  // raised to --chunk
   ASSERT_EQ(j["records"].size(), 2u);
   const auto& full = j["records"][0];
   const auto& local = j["records"][1];
@@ -166,6 +167,8 @@ TEST(BenchThroughputCli, BadInputIsOneLine) {
                      "larger than the whole KV memory limit");
   ExpectOneErrorLine(RunH2o(kBench + "--concurrency -2 -p 16 -n 8"),
                      "--concurrency must be 1 or more");
+  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --batch-tokens 0"),
+                     "--batch-tokens must be 1 or more");
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct BenchFlags {
   bool json = false;
   int32_t concurrency = 0;  // > 0: the throughput mode
   std::string kv_mem = "1GiB";
+  int32_t batch_tokens = 512;
 };
 
 // Each occurrence of a list flag is itself a comma-separated list.
@@ -74,6 +75,7 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   o.kv_memory_bytes = *kv_mem;
   o.n_threads = bench.n_threads;
   o.chunk = bench.chunk > 0 ? bench.chunk : prompt;
+  o.batch_tokens = std::max(f.batch_tokens, o.chunk);
   o.kv_type = bench.kv_type;
   o.seed = bench.seed;
   for (const KvSpec& spec : specs) {
@@ -145,6 +147,7 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
                                 {"kv_memory_bytes", *kv_mem},
                                 {"threads", o.n_threads},
                                 {"chunk", o.chunk},
+                                {"batch_tokens", o.batch_tokens},
                                 {"kv_type", std::string(TraitsOf(o.kv_type).name)},
                                 {"seed", o.seed},
                                 {"records", records}};
@@ -195,6 +198,9 @@ int RunBench(const BenchFlags& f) {
   if (f.repetitions < 1) return Fail(fmt::format("-r must be at least 1, not {}", f.repetitions));
   if (f.n_threads < 0) return Fail(fmt::format("-t must be 0 (all) or more, not {}", f.n_threads));
   if (f.chunk < 0) return Fail(fmt::format("--chunk must be 0 (all) or more, not {}", f.chunk));
+  if (f.batch_tokens < 1) {
+    return Fail(fmt::format("--batch-tokens must be 1 or more, not {}", f.batch_tokens));
+  }
   if (f.membw_mib < 0) {
     return Fail(fmt::format("--membw-mib must be 0 (skip) or more, not {}", f.membw_mib));
   }
@@ -361,6 +367,10 @@ Command RegisterBench(CLI::App& app) {
                   "decode and end-to-end tok/s, time to first token, inter-token latency)");
   cmd->add_option("--kv-mem", f->kv_mem,
                   "throughput mode: the KV memory all running sequences share, e.g. 2GiB")
+      ->capture_default_str();
+  cmd->add_option("--batch-tokens", f->batch_tokens,
+                  "throughput mode: tokens per forward pass, all sequences together (decode "
+                  "tokens first, then prompt chunks of --chunk each; raised to --chunk)")
       ->capture_default_str();
   return {cmd, [f] { return RunBench(*f); }};
 }

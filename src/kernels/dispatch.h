@@ -141,8 +141,8 @@ std::vector<const KernelTable*> AvailableKernels();
 // prints one warning line to stderr and falls back to the best available.
 const KernelTable& SelectKernels(const char* env_value);
 
-// What "auto" selects: the best available table except avx512, which is
-// opt-in (see dispatch.cc).
+// What "auto" selects: the best available table (AVX-512, then AVX2, then
+// the reference).
 const KernelTable& DefaultKernels();
 
 // SelectKernels(getenv("H2O_KERNELS")), evaluated once (thread-safe static

@@ -156,6 +156,29 @@ TEST(BenchThroughputCli, AdmitsByKvMemoryAndGeneratesEveryToken) {
   }
 }
 
+// --kv-mem-full 2 --fill: the memory of two full caches, and each policy
+// gets as many requests as that memory holds at once.
+TEST(BenchThroughputCli, FillsTheMemoryOfNFullCaches) {
+  const auto r = RunH2o(kBench +
+                        "--fill --kv-mem-full 2 -p 48 -n 16 --chunk 16 -t 2 "
+                        "--kv full,local:recent=8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["concurrency"], "fill");
+  ASSERT_EQ(j["records"].size(), 2u);
+  const auto& full = j["records"][0];
+  const auto& local = j["records"][1];
+  const int64_t memory = j["kv_memory_bytes"].get<int64_t>();
+  EXPECT_EQ(memory, 2 * full["kv_bytes_per_sequence"].get<int64_t>());
+  EXPECT_EQ(full["requests"], 2);
+  EXPECT_EQ(full["admitted"], 2);
+  const int64_t local_fit = memory / local["kv_bytes_per_sequence"].get<int64_t>();
+  EXPECT_GT(local_fit, 2);
+  EXPECT_EQ(local["requests"], local_fit);
+  EXPECT_EQ(local["admitted"], local_fit);
+  EXPECT_EQ(local["generated"], local_fit * 16);
+}
+
 TEST(BenchThroughputCli, BadInputIsOneLine) {
   ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16,32 -n 8"),
                      "--concurrency takes one -p and one -n");
@@ -169,6 +192,10 @@ TEST(BenchThroughputCli, BadInputIsOneLine) {
                      "--concurrency must be 1 or more");
   ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --batch-tokens 0"),
                      "--batch-tokens must be 1 or more");
+  ExpectOneErrorLine(RunH2o(kBench + "--fill -p 16 -n 8 --kv-mem-full -1"),
+                     "--kv-mem-full must be 1 or more");
+  ExpectOneErrorLine(RunH2o(kBench + "--fill -p 16 -n 8 --depth 32"),
+                     "--concurrency runs from an empty cache");
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ struct BenchFlags {
   uint64_t seed = 1234;
   int32_t membw_mib = 256;
   bool json = false;
-  int32_t concurrency = 0;  // > 0: the throughput mode
+  int32_t concurrency = 0;  // > 0 (or fill): the throughput mode
+  bool fill = false;        // as many requests as fit in the KV memory, per policy
+  int32_t kv_mem_full = 0;  // > 0: the KV memory is this many full caches' reservations
   std::string kv_mem = "1GiB";
   int32_t batch_tokens = 512;
 };
@@ -63,11 +65,16 @@ std::string FormatCount(int64_t n) {
 }
 
 // --concurrency: every --kv policy serves `concurrency` requests of -p
-// prompt + -n generated tokens through the scheduler under --kv-mem.
+// prompt + -n generated tokens through the scheduler under --kv-mem
+// (--fill: as many as the memory holds at once, per policy; --kv-mem-full
+// N: the memory N full caches reserve, the comparison at a fixed memory).
 int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int32_t prompt,
                       int32_t gen, const BenchOptions& bench) {
   auto kv_mem = ParseByteSize(f.kv_mem);
   if (!kv_mem.ok()) return Fail(kv_mem.status().WithContext("--kv-mem"));
+  if (f.kv_mem_full < 0) {
+    return Fail(fmt::format("--kv-mem-full must be 1 or more, not {}", f.kv_mem_full));
+  }
   ThroughputOptions o;
   o.concurrency = f.concurrency;
   o.prompt = prompt;
@@ -86,6 +93,12 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
+  if (f.kv_mem_full > 0) {
+    auto full = ThroughputKvBytes(model, ParseKvSpec("full").value(), o);
+    if (!full.ok()) return Fail(full.status());
+    *kv_mem = *full * static_cast<size_t>(f.kv_mem_full);
+  }
+  std::vector<int32_t> requests;  // per spec
   for (const KvSpec& spec : specs) {
     auto bytes = ThroughputKvBytes(model, spec, o);
     if (!bytes.ok()) return Fail(bytes.status());
@@ -96,12 +109,16 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
           spec.text, FormatBytes(static_cast<double>(*bytes)),
           FormatBytes(static_cast<double>(*kv_mem))));
     }
+    requests.push_back(f.fill ? static_cast<int32_t>(std::min<size_t>(*kv_mem / *bytes, 4096))
+                              : f.concurrency);
   }
   if (Status s = WarmUp(model, bench); !s.ok()) return Fail(s);
   const std::string model_name = std::filesystem::path(f.model_path).filename().string();
   if (!f.json) {
-    std::printf("%d requests of %d prompt + %d generated tokens, KV memory %s, %d threads\n\n",
-                o.concurrency, prompt, gen, FormatBytes(static_cast<double>(*kv_mem)).c_str(),
+    const std::string how_many =
+        f.fill ? std::string("As many requests as fit") : fmt::format("{} requests", f.concurrency);
+    std::printf("%s of %d prompt + %d generated tokens, KV memory %s, %d threads\n\n",
+                how_many.c_str(), prompt, gen, FormatBytes(static_cast<double>(*kv_mem)).c_str(),
                 o.n_threads);
     std::printf(
         "| model | kv | KV per sequence | admitted | decode t/s | end-to-end t/s | TTFT p50 / p99 "
@@ -110,11 +127,14 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
     std::fflush(stdout);
   }
   nlohmann::json records = nlohmann::json::array();
-  for (const KvSpec& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const KvSpec& spec = specs[i];
+    o.concurrency = requests[i];
     auto r = RunThroughput(model, spec, o);
     if (!r.ok()) return Fail(r.status());
     if (f.json) {
       records.push_back({{"kv", r->kv},
+                         {"requests", o.concurrency},
                          {"kv_resolved", r->kv_resolved},
                          {"kv_bytes_per_sequence", r->kv_bytes_per_sequence},
                          {"admitted", r->admitted},
@@ -141,7 +161,8 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   if (f.json) {
     const nlohmann::json out = {{"model", f.model_path},
                                 {"mode", "throughput"},
-                                {"concurrency", o.concurrency},
+                                {"concurrency", f.fill ? nlohmann::json("fill")
+                                                       : nlohmann::json(f.concurrency)},
                                 {"prompt", prompt},
                                 {"generate", gen},
                                 {"kv_memory_bytes", *kv_mem},
@@ -187,11 +208,12 @@ int RunBench(const BenchFlags& f) {
   if (f.concurrency < 0) {
     return Fail(fmt::format("--concurrency must be 1 or more, not {}", f.concurrency));
   }
-  if (f.concurrency > 0 &&
+  const bool throughput = f.concurrency > 0 || f.fill;
+  if (throughput &&
       (prompts->size() != 1 || gens->size() != 1 || prompts->front() < 1 || gens->front() < 1)) {
     return Fail("--concurrency takes one -p and one -n, each at least 1");
   }
-  if (f.concurrency > 0 && (depths->size() != 1 || depths->front() != 0)) {
+  if (throughput && (depths->size() != 1 || depths->front() != 0)) {
     return Fail("--concurrency runs from an empty cache: no --depth");
   }
   if (tests.empty()) return Fail("nothing to run: every -p and -n is 0");
@@ -224,7 +246,7 @@ int RunBench(const BenchFlags& f) {
     return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
   }
   options.kv_type = *kv_type;
-  if (f.concurrency > 0) {
+  if (throughput) {
     return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
   }
 
@@ -368,6 +390,12 @@ Command RegisterBench(CLI::App& app) {
   cmd->add_option("--kv-mem", f->kv_mem,
                   "throughput mode: the KV memory all running sequences share, e.g. 2GiB")
       ->capture_default_str();
+  cmd->add_flag("--fill", f->fill,
+                "throughput mode: each --kv policy gets as many requests as its KV reservation "
+                "fits in the KV memory (instead of --concurrency)");
+  cmd->add_option("--kv-mem-full", f->kv_mem_full,
+                  "throughput mode: the KV memory is what N full-cache requests of -p + -n tokens "
+                  "reserve (instead of --kv-mem)");
   cmd->add_option("--batch-tokens", f->batch_tokens,
                   "throughput mode: tokens per forward pass, all sequences together (decode "
                   "tokens first, then prompt chunks of --chunk each; raised to --chunk)")

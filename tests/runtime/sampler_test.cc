@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 namespace h2o {
@@ -23,6 +25,32 @@ std::vector<double> Frequencies(Sampler& s, const std::vector<float>& logits, in
 TEST(ArgMax, LowestIndexWinsTies) {
   const std::vector<float> v = {1.0f, 3.0f, -2.0f, 3.0f};
   EXPECT_EQ(ArgMax(v), 1);
+}
+
+// Against the plain scan (first index of the largest value, NaN never
+// wins) at every length around the 16-lane blocks, with ties placed in
+// the tail, in a lane other than the first and across blocks.
+TEST(ArgMax, EqualsAPlainScanAtEveryLength) {
+  auto scan = [](const std::vector<float>& v) {
+    int32_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (v[i] > v[best]) best = static_cast<int32_t>(i);
+    }
+    return best;
+  };
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-3, 3);
+  for (size_t n = 1; n <= 70; ++n) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> v(n);
+      for (float& x : v) x = static_cast<float>(small(rng));  // many ties
+      if (trial % 4 == 1) v[rng() % n] = std::numeric_limits<float>::quiet_NaN();
+      if (trial % 4 == 2) std::fill(v.begin(), v.end(), -std::numeric_limits<float>::infinity());
+      if (trial % 4 == 3 && n > 1) v[n - 1] = 9.0f;  // the tail past the last block
+      if (std::isnan(v[0])) v[0] = 0.0f;  // the scan's start is not NaN
+      EXPECT_EQ(ArgMax(v), scan(v)) << "n " << n << " trial " << trial;
+    }
+  }
 }
 
 TEST(Sampler, ZeroTemperatureIsGreedy) {

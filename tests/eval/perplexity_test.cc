@@ -5,6 +5,7 @@
 #include "eval/perplexity.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +72,8 @@ std::unique_ptr<Session> NewSession(const Model& model, const std::string& kv) {
 // logits of separate runs (f32 weights would round a batch's blocked
 // product differently from a single row's dot).
 std::string Q8ModelPath() {
-  const std::string path = ::testing::TempDir() + "h2o_perplexity_test_q8.gguf";
+  const std::string path =
+      ::testing::TempDir() + "h2o_perplexity_test_q8_" + std::to_string(::getpid()) + ".gguf";
   MkModelOptions o;
   o.n_embd = 128;
   o.n_layer = 2;
@@ -99,7 +101,9 @@ std::unique_ptr<Sequence> NewSequence(Engine& engine, const std::string& kv) {
 }
 
 TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
-  auto model = Model::Load(Q8ModelPath());
+  const std::string path = Q8ModelPath();
+  auto model = Model::Load(path);
+  std::remove(path.c_str());  // mapped: the pages stay until the model goes
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto full = NewSession(**model, "full");
   auto h2o = NewSession(**model, "h2o:heavy=8,recent=8");

@@ -4,9 +4,11 @@
 // leaving mid-run. The alone runs are Sessions, whose Eval feeds the same
 // chunks one sequence at a time.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,7 +172,8 @@ TEST(BatchParity, MixedPoliciesJoiningAndLeavingMatchRunsAlone) {
 // the forward works row by row: the logits are bit for bit those of the
 // runs alone.
 TEST(BatchParity, IntegerDotWeightsGiveBitIdenticalLogits) {
-  const std::string path = ::testing::TempDir() + "h2o_batch_parity_q8.gguf";
+  const std::string path =
+      ::testing::TempDir() + "h2o_batch_parity_q8_" + std::to_string(::getpid()) + ".gguf";
   MkModelOptions o;
   o.n_embd = 128;
   o.n_layer = 2;
@@ -185,6 +188,7 @@ TEST(BatchParity, IntegerDotWeightsGiveBitIdenticalLogits) {
   o.output_path = path;
   ASSERT_TRUE(MakeRandomModel(o).ok());
   auto model = Model::Load(path);
+  std::remove(path.c_str());  // mapped: the pages stay until the model goes
   ASSERT_TRUE(model.ok());
   const std::vector<Decoded> together = Together(**model, kPlans);
   for (size_t i = 0; i < kPlans.size(); ++i) {

@@ -4,7 +4,9 @@
 #include "runtime/scheduler.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +24,8 @@ namespace {
 // A q8_0 model: batches are bit-exact (see batch_parity_test.cc).
 const Model& Q8Model() {
   static std::unique_ptr<Model> model = [] {
-    const std::string path = ::testing::TempDir() + "h2o_scheduler_test_q8.gguf";
+    const std::string path =
+        ::testing::TempDir() + "h2o_scheduler_test_q8_" + std::to_string(::getpid()) + ".gguf";
     MkModelOptions o;
     o.n_embd = 128;
     o.n_layer = 2;
@@ -37,6 +40,7 @@ const Model& Q8Model() {
     o.output_path = path;
     EXPECT_TRUE(MakeRandomModel(o).ok());
     auto m = Model::Load(path);
+    std::remove(path.c_str());  // mapped: the pages stay until the model goes
     EXPECT_TRUE(m.ok());
     return std::move(m).value();
   }();

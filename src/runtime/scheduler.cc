@@ -105,14 +105,16 @@ int64_t Scheduler::CacheEvictions(const Sequence& s) const {
 
 void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error) {
   r.done = true;
+  const int64_t evicted = CacheEvictions(*r.sequence);
   TokenEvent event;
   event.request_id = r.id;
   event.n_generated = r.generated;
   event.finished = true;
   event.reason = reason;
   event.error = error;
+  event.kv_bytes = r.reservation;
+  event.evictions = evicted;
   if (r.request.on_event) r.request.on_event(event);
-  const int64_t evicted = CacheEvictions(*r.sequence);
   r.sequence.reset();  // the cache is freed now
   std::lock_guard<std::mutex> lock(mu_);
   stats_.kv_reserved_bytes -= r.reservation;
@@ -158,6 +160,10 @@ void Scheduler::Admit() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.empty()) return;
+      if (options_.max_running > 0 &&
+          static_cast<int32_t>(running_.size()) >= options_.max_running) {
+        return;
+      }
       if (stats_.kv_reserved_bytes + queue_.front().reservation > options_.kv_memory_bytes) return;
       q = std::move(queue_.front());
       queue_.pop_front();

@@ -59,6 +59,10 @@ struct TokenEvent {
   bool finished = false;          // the last event of the request
   FinishReason reason = FinishReason::kLength;
   std::string error;  // reason kError
+  // Final event only: the bytes the request's KV cache held and the tokens
+  // its policy evicted.
+  size_t kv_bytes = 0;
+  int64_t evictions = 0;
 };
 
 struct Request {
@@ -78,6 +82,7 @@ struct Request {
 struct SchedulerOptions {
   size_t kv_memory_bytes = size_t{1} << 30;  // --kv-mem: the most all reservations may sum to
   int32_t max_queue = 64;                    // waiting requests beyond this are refused
+  int32_t max_running = 0;                   // sequences at once (0: as many as the KV memory holds)
   // Tokens per forward pass, all sequences together (at most the engine's
   // max_batch_tokens; 0: that).
   int32_t step_tokens = 0;

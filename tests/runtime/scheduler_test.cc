@@ -162,6 +162,42 @@ TEST(Scheduler, AdmitsByReservationInArrivalOrder) {
   EXPECT_EQ(log.first_token_order[3], ids[3]);
 }
 
+// At most max_running sequences at once however much KV memory is free;
+// the final event reports each request's KV bytes and its evictions.
+TEST(Scheduler, MaxRunningCapsAdmissionAndTheFinalEventReportsKv) {
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = size_t{1} << 30, .max_running = 2});
+  std::map<uint64_t, TokenEvent> last;
+  auto make = [&](const char* kv) {
+    Request r;
+    r.prompt = Prompt(5, 10);
+    r.sequence = Options(kv);
+    r.sampling.temperature = 0.0f;
+    r.max_tokens = 12;
+    r.on_event = [&last](const TokenEvent& e) {
+      if (e.finished) last[e.request_id] = e;
+      return true;
+    };
+    return r;
+  };
+  const uint64_t full = scheduler.Submit(make("full")).value();
+  const uint64_t local = scheduler.Submit(make("local:recent=8")).value();
+  scheduler.Submit(make("full")).value();
+  ASSERT_TRUE(scheduler.Step());
+  EXPECT_EQ(scheduler.Stats().running, 2);
+  EXPECT_EQ(scheduler.Stats().queued, 1);
+  while (scheduler.Step()) {
+    EXPECT_LE(scheduler.Stats().running, 2);
+  }
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_EQ(last[full].kv_bytes, engine->SequenceKvBytes(Options("full")).value());
+  EXPECT_EQ(last[full].evictions, 0);
+  EXPECT_EQ(last[local].kv_bytes, engine->SequenceKvBytes(Options("local:recent=8")).value());
+  // 10 prompt + 11 fed generated tokens (the last is never fed) = 21 per
+  // (layer, KV head), 8 kept: 13 evicted from each of 2 layers x 2 heads.
+  EXPECT_EQ(last[local].evictions, 13 * 2 * 2);
+}
+
 TEST(Scheduler, CancelFreesKvBeforeTheNextAdmission) {
   auto engine = NewEngine();
   const size_t full = engine->SequenceKvBytes(Options("full")).value();

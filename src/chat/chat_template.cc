@@ -88,6 +88,8 @@ constexpr std::array<TemplateSpec, 7> kTemplates = {{
     {ChatTemplate::kZephyr,
      "zephyr",
      Family::kTurns,
+     // llama.cpp closes turns with "<|endoftext|>" (StableLM 2 Zephyr's EOS);
+     // zephyr-7b-beta's Jinja closes them with its eos_token "</s>" instead.
      {"<|", "|>\n", "<|endoftext|>\n", "assistant", /*trim_content=*/false,
       /*system_into_next_user=*/false},
      {}},

@@ -1,0 +1,13 @@
+# Script tests of h2o serve: replicas behind nginx (deploy/) and the API as
+# seen by OpenAI's official Node client. include()d from
+# tests/server/CMakeLists.txt; both need the h2o binary and the bundled model.
+set(H2O_SERVE_TEST_MODEL ${PROJECT_SOURCE_DIR}/models/stories260K.gguf)
+
+add_test(NAME ServeReplicas.BehindNginx
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replicas_test.sh $<TARGET_FILE:h2o> ${H2O_SERVE_TEST_MODEL})
+set_tests_properties(ServeReplicas.BehindNginx PROPERTIES TIMEOUT 180)
+
+# Skipped (77) only where node or tests/server/openai/node_modules is missing.
+add_test(NAME ServeOpenAI.ClientLibrary
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/openai/run_test.sh $<TARGET_FILE:h2o> ${H2O_SERVE_TEST_MODEL})
+set_tests_properties(ServeOpenAI.ClientLibrary PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)

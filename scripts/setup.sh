@@ -3,7 +3,10 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build g++ clang
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          libfmt-dev libcpp-httplib-dev libpcre2-dev)
+          libfmt-dev libcpp-httplib-dev libpcre2-dev
+          nginx-light curl)  # tests/server/replicas_test.sh (deploy/)
+# tests/server/openai: OpenAI's Node client; Debian's node only where none is on PATH.
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -13,4 +16,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# The OpenAI client test's npm packages, pinned by its package-lock.json;
+# reinstalled only when the lock file changed.
+openai_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/server/openai"
+lock_sum="$(sha256sum "$openai_dir/package-lock.json" | cut -d' ' -f1)"
+if [ "$(cat "$openai_dir/node_modules/.h2o-lock-sha256" 2>/dev/null)" != "$lock_sum" ]; then
+  npm ci --prefix "$openai_dir" --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" >"$openai_dir/node_modules/.h2o-lock-sha256"
 fi

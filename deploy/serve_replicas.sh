@@ -173,6 +173,7 @@ write_conf() {  # $1 = listen port
     local a
     for a in "${replica_addrs[@]}"; do echo "    server $a max_fails=2 fail_timeout=10s;"; done
     echo "    keepalive 32;"
+    echo "    keepalive_timeout 4s;  # under h2o serve's 5 s idle close"
     echo "  }"
     echo "  server {"
     echo "    listen $host:$1;"

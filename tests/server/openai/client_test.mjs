@@ -63,6 +63,7 @@ before(async () => {
 
 after(async () => {
   const { code, signal } = await stopServer();
+  if (!baseURL) return;  // never started: before() already failed
   assert.equal(signal, null, `h2o serve was killed by ${signal}:\n${serverLog}`);
   assert.equal(code, 0, `h2o serve exited ${code} on SIGTERM:\n${serverLog}`);
 });

@@ -15,7 +15,8 @@ if [ ! -d "$here/node_modules/openai" ]; then
 fi
 [ -x "$h2o" ] || { echo "openai client test: h2o binary not found: $h2o" >&2; exit 1; }
 [ -f "$model" ] || { echo "openai client test: model not found: $model" >&2; exit 1; }
+H2O_BIN="$(cd "$(dirname "$h2o")" && pwd)/$(basename "$h2o")"
+H2O_MODEL="$(cd "$(dirname "$model")" && pwd)/$(basename "$model")"
+export H2O_BIN H2O_MODEL
 cd "$here"
-H2O_BIN="$(cd "$(dirname "$h2o")" && pwd)/$(basename "$h2o")" \
-H2O_MODEL="$(cd "$(dirname "$model")" && pwd)/$(basename "$model")" \
-  exec node --test client_test.mjs
+exec node --test client_test.mjs

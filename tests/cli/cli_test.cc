@@ -113,7 +113,16 @@ TEST(Cli, HelpExitsZero) {
 }
 
 TEST(CliErrors, NoSubcommand) { ExpectOneErrorLine(RunH2o(""), "subcommand"); }
-TEST(CliErrors, UnknownCommand) { ExpectOneErrorLine(RunH2o("serve -m x"), "unknown command 'serve'"); }
+TEST(CliErrors, UnknownCommand) { ExpectOneErrorLine(RunH2o("fly -m x"), "unknown command 'fly'"); }
+// h2o serve checks its flags and the model before it listens.
+TEST(CliErrors, ServeBadFlags) {
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv bogus:k=1"), "--kv");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv-mem lots"), "--kv-mem");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --port 70000"), "--port must be 0-65535");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --chat-template nope"),
+                     "unknown chat template 'nope'");
+  ExpectOneErrorLine(RunH2o("serve -m /nonexistent/model.gguf"), "/nonexistent/model.gguf");
+}
 TEST(CliErrors, UnknownFlag) {
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --bogus"), "--bogus");
 }

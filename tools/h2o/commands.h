@@ -23,5 +23,6 @@ Command RegisterBench(CLI::App& app);
 Command RegisterMkModel(CLI::App& app);
 Command RegisterAnalyze(CLI::App& app);
 Command RegisterEval(CLI::App& app);
+Command RegisterServe(CLI::App& app);
 
 }  // namespace h2o::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterMkModel(app),
       h2o::cli::RegisterAnalyze(app),
       h2o::cli::RegisterEval(app),
+      h2o::cli::RegisterServe(app),
   };
 
   // CLI11 would report an unknown command word as a missing subcommand.

@@ -1,0 +1,212 @@
+#include "server/api_request.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace h2o::server {
+namespace {
+
+using nlohmann::json;
+
+ApiError Bad(std::string param, std::string message) {
+  return {400, std::move(message), "invalid_request_error", std::move(param), ""};
+}
+
+// A number field within [lo, hi]; absent or null keeps `value`.
+std::optional<ApiError> ReadNumber(const json& j, const char* key, double lo, double hi,
+                                   float& value) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number()) return Bad(key, fmt::format("'{}' must be a number", key));
+  const double v = j[key].get<double>();
+  if (!(v >= lo && v <= hi)) {
+    return Bad(key, fmt::format("'{}' must be between {} and {}, got {}", key, lo, hi, v));
+  }
+  value = static_cast<float>(v);
+  return std::nullopt;
+}
+
+std::optional<ApiError> ReadInt(const json& j, const char* key, int64_t lo, int64_t hi,
+                                std::optional<int64_t>& value) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number_integer()) return Bad(key, fmt::format("'{}' must be an integer", key));
+  const int64_t v =
+      j[key].is_number_unsigned()
+          ? static_cast<int64_t>(std::min<uint64_t>(
+                j[key].get<uint64_t>(), static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+          : j[key].get<int64_t>();
+  if (v < lo || v > hi) {
+    return Bad(key, fmt::format("'{}' must be between {} and {}, got {}", key, lo, hi, v));
+  }
+  value = v;
+  return std::nullopt;
+}
+
+std::optional<ApiError> ReadBool(const json& j, const char* key, bool& value) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_boolean()) return Bad(key, fmt::format("'{}' must be true or false", key));
+  value = j[key].get<bool>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> ReadPrompt(const json& j, CompletionParams& out) {
+  if (!j.contains("prompt")) return Bad("prompt", "'prompt' is required");
+  const json& p = j["prompt"];
+  if (p.is_string()) {
+    out.prompt_text = p.get<std::string>();
+    return std::nullopt;
+  }
+  // One prompt only: ["text"] or [ids...]; a list of prompts (a batch) is
+  // not supported.
+  if (p.is_array() && p.size() == 1 && p[0].is_string()) {
+    out.prompt_text = p[0].get<std::string>();
+    return std::nullopt;
+  }
+  if (p.is_array() && p.size() == 1 && p[0].is_array()) return ReadPrompt({{"prompt", p[0]}}, out);
+  if (p.is_array() && !p.empty()) {
+    for (const json& id : p) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+          id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+        return Bad("prompt",
+                   "'prompt' must be a string or an array of token ids (non-negative integers)");
+      }
+      out.prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+    out.prompt_is_ids = true;
+    return std::nullopt;
+  }
+  return Bad("prompt", "'prompt' must be a string or an array of token ids");
+}
+
+std::optional<ApiError> ReadMessages(const json& j, CompletionParams& out) {
+  if (!j.contains("messages")) return Bad("messages", "'messages' is required");
+  const json& m = j["messages"];
+  if (!m.is_array() || m.empty()) return Bad("messages", "'messages' must be a non-empty array");
+  for (const json& message : m) {
+    if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
+      return Bad("messages", "each message needs a string 'role'");
+    }
+    ChatMessage cm;
+    cm.role = message["role"].get<std::string>();
+    const json content = message.value("content", json());
+    if (content.is_string()) {
+      cm.content = content.get<std::string>();
+    } else if (content.is_array()) {
+      // Content parts: the text ones, joined.
+      for (const json& part : content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string()) {
+          return Bad("messages", "only text content parts are supported");
+        }
+        cm.content += part["text"].get<std::string>();
+      }
+    } else if (!content.is_null()) {
+      return Bad("messages", "a message's 'content' must be a string or an array of text parts");
+    }
+    out.messages.push_back(std::move(cm));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ReadStop(const json& j, CompletionParams& out) {
+  if (!j.contains("stop") || j["stop"].is_null()) return std::nullopt;
+  const json& s = j["stop"];
+  std::vector<json> items;
+  if (s.is_string()) {
+    items.push_back(s);
+  } else if (s.is_array()) {
+    items.assign(s.begin(), s.end());
+  } else {
+    return Bad("stop", "'stop' must be a string or an array of strings");
+  }
+  if (items.size() > 4) return Bad("stop", "'stop' takes at most 4 strings");
+  for (const json& item : items) {
+    if (!item.is_string()) return Bad("stop", "'stop' must be a string or an array of strings");
+    if (!item.get<std::string>().empty()) out.stop.push_back(item.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
+  if (!j.is_object()) return Bad("", "the request body must be a JSON object");
+  out.chat = chat;
+  if (j.contains("model")) {
+    if (!j["model"].is_string()) return Bad("model", "'model' must be a string");
+    out.model = j["model"].get<std::string>();
+  }
+  if (auto e = chat ? ReadMessages(j, out) : ReadPrompt(j, out)) return e;
+  std::optional<int64_t> v;
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    v.reset();
+    if (auto e = ReadInt(j, key, 1, std::numeric_limits<int32_t>::max(), v)) return e;
+    if (v) out.max_tokens = static_cast<int32_t>(*v);
+  }
+  if (auto e = ReadNumber(j, "temperature", 0.0, 2.0, out.temperature)) return e;
+  if (auto e = ReadNumber(j, "top_p", 0.0, 1.0, out.top_p)) return e;
+  if (j.contains("top_p") && j["top_p"].is_number() && out.top_p <= 0.0f) {
+    return Bad("top_p", "'top_p' must be greater than 0");
+  }
+  v.reset();
+  if (auto e = ReadInt(j, "top_k", 0, std::numeric_limits<int32_t>::max(), v)) return e;
+  if (v) out.top_k = static_cast<int32_t>(*v);
+  v.reset();
+  if (auto e = ReadInt(j, "seed", std::numeric_limits<int64_t>::min(),
+                       std::numeric_limits<int64_t>::max(), v)) {
+    return e;
+  }
+  if (v) out.seed = static_cast<uint64_t>(*v);
+  v.reset();
+  if (auto e = ReadInt(j, "n", 1, 1, v)) {
+    e->message = "only n = 1 is supported";
+    return e;
+  }
+  if (j.contains("best_of") && !j["best_of"].is_null() && j["best_of"] != 1) {
+    return Bad("best_of", "only best_of = 1 is supported");
+  }
+  if (auto e = ReadStop(j, out)) return e;
+  if (auto e = ReadBool(j, "stream", out.stream)) return e;
+  if (j.contains("stream_options") && j["stream_options"].is_object()) {
+    if (auto e = ReadBool(j["stream_options"], "include_usage", out.include_usage)) return e;
+  }
+  if (chat) {
+    if (auto e = ReadBool(j, "logprobs", out.logprobs)) return e;
+    v.reset();
+    if (auto e = ReadInt(j, "top_logprobs", 0, 20, v)) return e;
+    if (v) out.top_logprobs = static_cast<int32_t>(*v);
+  } else {
+    v.reset();
+    if (auto e = ReadInt(j, "logprobs", 0, 5, v)) return e;
+    if (v) {
+      out.logprobs = true;
+      out.top_logprobs = static_cast<int32_t>(*v);
+    }
+    if (auto e = ReadBool(j, "echo", out.echo)) return e;
+  }
+  if (auto e = ReadBool(j, "ignore_eos", out.ignore_eos)) return e;
+  if (j.contains("kv") && !j["kv"].is_null()) {
+    if (!j["kv"].is_string())
+      return Bad("kv", "'kv' must be a KV policy string, e.g. \"h2o:heavy=10%,recent=10%\"");
+    out.kv = j["kv"].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ErrorBody(const ApiError& error) {
+  json e = {{"message", error.message},
+            {"type", error.type},
+            {"param", error.param.empty() ? json() : json(error.param)},
+            {"code", error.code.empty() ? json() : json(error.code)}};
+  return json({{"error", e}}).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,
+                                               CompletionParams& out) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Bad("", "the request body is not valid JSON");
+  return Parse(j, chat, out);
+}
+
+}  // namespace h2o::server

@@ -1,0 +1,62 @@
+// OpenAI-shaped request bodies (/v1/completions, /v1/chat/completions)
+// parsed and validated into a plain struct; nothing here touches the
+// engine. A bad body yields an ApiError: its HTTP status and OpenAI's error
+// fields ({"error": {"message", "type", "param", "code"}}).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chat/chat_template.h"
+
+namespace h2o::server {
+
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // the offending field, or empty
+  std::string code;   // empty, or e.g. "context_length_exceeded"
+};
+
+// The error body OpenAI's clients read.
+std::string ErrorBody(const ApiError& error);
+
+struct CompletionParams {
+  bool chat = false;
+  std::string model;
+  // /v1/completions: the prompt as text, or as token ids used as given.
+  std::string prompt_text;
+  std::vector<int32_t> prompt_ids;
+  bool prompt_is_ids = false;
+  // /v1/chat/completions
+  std::vector<ChatMessage> messages;
+
+  std::optional<int32_t> max_tokens;  // unset: up to the context
+  float temperature = 1.0f;
+  float top_p = 1.0f;
+  int32_t top_k = 0;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> stop;  // at most 4, none empty
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  // Log-probabilities of the generated tokens and of this many
+  // alternatives each (completions: "logprobs": N; chat: "logprobs": true
+  // with "top_logprobs": N).
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  bool echo = false;        // completions only: the prompt text before the generated
+  bool ignore_eos = false;  // llama.cpp's extension: generate through end-of-generation tokens
+  std::string kv;           // a KV policy for this request ("" = the server's)
+};
+
+// Parses a /v1/completions (chat = false) or /v1/chat/completions body.
+// Fields OpenAI defines that change nothing here (user, frequency_penalty
+// 0, ...) are accepted; n other than 1, best_of, and wrong types are errors.
+std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,
+                                               CompletionParams& out);
+
+}  // namespace h2o::server

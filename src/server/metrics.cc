@@ -1,0 +1,50 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+namespace h2o::server {
+namespace {
+
+void Add(std::string& out, const char* name, const char* type, const char* help, double value) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+}
+
+}  // namespace
+
+std::string Metrics::Render(const SchedulerStats& stats) {
+  double tokens_per_second = 0.0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_scrape_).count();
+    const int64_t generated = generated_tokens.load();
+    if (seconds > 0) tokens_per_second = static_cast<double>(generated - last_generated_) / seconds;
+    last_scrape_ = now;
+    last_generated_ = generated;
+  }
+  std::string out;
+  Add(out, "h2o_requests_total", "counter", "Completion requests received.",
+      static_cast<double>(requests.load()));
+  Add(out, "h2o_request_errors_total", "counter", "Requests answered with an error status.",
+      static_cast<double>(request_errors.load()));
+  Add(out, "h2o_requests_cancelled_total", "counter", "Requests ended by the client leaving.",
+      static_cast<double>(cancelled.load()));
+  Add(out, "h2o_prompt_tokens_total", "counter", "Prompt tokens of admitted requests.",
+      static_cast<double>(prompt_tokens.load()));
+  Add(out, "h2o_generated_tokens_total", "counter", "Tokens generated.",
+      static_cast<double>(generated_tokens.load()));
+  Add(out, "h2o_tokens_per_second", "gauge", "Tokens generated per second since the last scrape.",
+      tokens_per_second);
+  Add(out, "h2o_queue_depth", "gauge", "Requests waiting for KV memory.", stats.queued);
+  Add(out, "h2o_running_sequences", "gauge", "Sequences being prefilled or decoded.",
+      stats.running);
+  Add(out, "h2o_kv_bytes_in_use", "gauge", "KV cache bytes reserved by running sequences.",
+      static_cast<double>(stats.kv_reserved_bytes));
+  Add(out, "h2o_kv_bytes_limit", "gauge", "The KV memory limit (--kv-mem).",
+      static_cast<double>(stats.kv_limit_bytes));
+  Add(out, "h2o_evictions_total", "counter", "Tokens evicted by finished sequences' KV policies.",
+      static_cast<double>(stats.evictions));
+  return out;
+}
+
+}  // namespace h2o::server

@@ -1,0 +1,97 @@
+#include "server/api_request.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace h2o::server {
+namespace {
+
+CompletionParams Ok(const std::string& body, bool chat = false) {
+  CompletionParams p;
+  const auto e = ParseCompletionRequest(body, chat, p);
+  EXPECT_FALSE(e.has_value()) << body << " -> " << (e ? e->message : "");
+  return p;
+}
+
+ApiError Err(const std::string& body, bool chat = false) {
+  CompletionParams p;
+  const auto e = ParseCompletionRequest(body, chat, p);
+  EXPECT_TRUE(e.has_value()) << body;
+  return e.value_or(ApiError{});
+}
+
+TEST(ApiRequest, CompletionFields) {
+  const CompletionParams p =
+      Ok(R"({"model":"m","prompt":"Hi","max_tokens":7,"temperature":0.5,"top_p":0.9,"top_k":40,)"
+         R"("seed":3,"stop":["a","","b"],"stream":true,"stream_options":{"include_usage":true},)"
+         R"("logprobs":2,"echo":true,"kv":"h2o:heavy=8,recent=8","n":1,"user":"u"})");
+  EXPECT_EQ(p.prompt_text, "Hi");
+  EXPECT_FALSE(p.prompt_is_ids);
+  EXPECT_EQ(p.max_tokens, 7);
+  EXPECT_FLOAT_EQ(p.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(p.top_p, 0.9f);
+  EXPECT_EQ(p.top_k, 40);
+  EXPECT_EQ(p.seed, 3u);
+  EXPECT_EQ(p.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(p.stream && p.include_usage && p.logprobs && p.echo);
+  EXPECT_EQ(p.top_logprobs, 2);
+  EXPECT_EQ(p.kv, "h2o:heavy=8,recent=8");
+}
+
+TEST(ApiRequest, PromptAsTokenIds) {
+  EXPECT_EQ(Ok(R"({"prompt":[1,403,407]})").prompt_ids, (std::vector<int32_t>{1, 403, 407}));
+  EXPECT_EQ(Ok(R"({"prompt":[[1,2]]})").prompt_ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(Ok(R"({"prompt":["one"]})").prompt_text, "one");
+  EXPECT_EQ(Err(R"({"prompt":[1,-2]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":["a","b"]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":[]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"max_tokens":3})").message, "'prompt' is required");
+}
+
+TEST(ApiRequest, ChatMessages) {
+  const CompletionParams p = Ok(
+      R"({"messages":[{"role":"system","content":"Be brief."},)"
+      R"({"role":"user","content":[{"type":"text","text":"Hi "},{"type":"text","text":"there"}]}],)"
+      R"("logprobs":true,"top_logprobs":3})",
+      true);
+  ASSERT_EQ(p.messages.size(), 2u);
+  EXPECT_EQ(p.messages[1].content, "Hi there");
+  EXPECT_TRUE(p.logprobs);
+  EXPECT_EQ(p.top_logprobs, 3);
+  EXPECT_EQ(Err(R"({"messages":[]})", true).param, "messages");
+  EXPECT_EQ(Err(R"({"messages":[{"content":"x"}]})", true).param, "messages");
+  EXPECT_EQ(Err(R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", true).param,
+            "messages");
+}
+
+TEST(ApiRequest, BadValuesNameTheirField) {
+  EXPECT_EQ(Err("{not json").message, "the request body is not valid JSON");
+  EXPECT_EQ(Err("[1]").message, "the request body must be a JSON object");
+  EXPECT_EQ(Err(R"({"prompt":"x","max_tokens":-1})").param, "max_tokens");
+  EXPECT_EQ(Err(R"({"prompt":"x","max_tokens":"7"})").message, "'max_tokens' must be an integer");
+  EXPECT_EQ(Err(R"({"prompt":"x","temperature":3})").param, "temperature");
+  EXPECT_EQ(Err(R"({"prompt":"x","top_p":0})").param, "top_p");
+  EXPECT_EQ(Err(R"({"prompt":"x","n":2})").message, "only n = 1 is supported");
+  EXPECT_EQ(Err(R"({"prompt":"x","stop":["a","b","c","d","e"]})").param, "stop");
+  EXPECT_EQ(Err(R"({"prompt":"x","stop":3})").param, "stop");
+  EXPECT_EQ(Err(R"({"prompt":"x","stream":"yes"})").param, "stream");
+  EXPECT_EQ(Err(R"({"prompt":"x","logprobs":6})").param, "logprobs");
+  EXPECT_EQ(Err(R"({"prompt":"x","kv":5})").param, "kv");
+  const ApiError e = Err(R"({"prompt":"x","max_tokens":0})");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.type, "invalid_request_error");
+}
+
+TEST(ApiRequest, ErrorBodyIsOpenAisShape) {
+  const auto j =
+      nlohmann::json::parse(ErrorBody({400, "bad", "invalid_request_error", "stop", ""}));
+  EXPECT_EQ(j["error"]["message"], "bad");
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(j["error"]["param"], "stop");
+  EXPECT_TRUE(j["error"]["code"].is_null());
+}
+
+}  // namespace
+}  // namespace h2o::server

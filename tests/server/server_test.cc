@@ -1,0 +1,406 @@
+// h2o serve over real HTTP on 127.0.0.1, in process: completions (text and
+// token ids), chat, SSE framing, stop strings, per-request KV policies run
+// together giving what each gives alone, concurrent clients, a client that
+// leaves mid-stream, auth, limits, bad requests, and draining.
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/engine.h"
+#include "runtime/generate.h"
+#include "test_data.h"
+#include "tokenizer/gguf_vocab.h"
+
+namespace h2o::server {
+namespace {
+
+using nlohmann::json;
+
+const Model& Stories() {
+  static const auto model = Model::Load(testing::ModelPath()).value();
+  return *model;
+}
+
+const Tokenizer& StoriesTokenizer() {
+  static const Tokenizer tokenizer = LoadTokenizerFromGguf(Stories().file()).value();
+  return tokenizer;
+}
+
+// A server on a free port, running until the fixture ends.
+class Running {
+ public:
+  explicit Running(ServerOptions o = Defaults()) {
+    server_ = Server::Create(Stories(), StoriesTokenizer(), std::move(o)).value();
+    std::atomic<int> port{0};
+    thread_ = std::thread([&] {
+      const Status s = server_->Run([&](int p) { port = p; });
+      EXPECT_TRUE(s.ok()) << s.message();
+    });
+    while (port == 0) std::this_thread::yield();
+    port_ = port;
+  }
+  ~Running() {
+    server_->Shutdown();
+    thread_.join();
+  }
+  static ServerOptions Defaults() {
+    ServerOptions o;
+    o.port = 0;
+    o.model_id = "stories260K";
+    o.sequence.n_ctx = 512;
+    o.sequence.max_chunk = 64;
+    o.default_kv = ParseKvSpec("full").value();
+    o.n_threads = 2;
+    o.chat_template = ChatTemplate::kChatml;
+    o.max_body_bytes = 64 * 1024;
+    return o;
+  }
+  httplib::Client Client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  Server& server() { return *server_; }
+  json Post(const std::string& path, const json& body) const {
+    auto r = Client().Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(r) << "no response: " << httplib::to_string(r.error());
+    if (!r) return {};
+    EXPECT_EQ(r->status, 200) << r->body;
+    return json::parse(r->body);
+  }
+  std::string Metric(const std::string& name) const {
+    auto r = Client().Get("/metrics");
+    const std::string& text = r->body;
+    const size_t at = text.find("\n" + name + " ");
+    return at == std::string::npos
+               ? ""
+               : text.substr(at + name.size() + 2, text.find('\n', at + 1) - at - name.size() - 2);
+  }
+
+ private:
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// What the runtime's generate loop gives alone for this prompt and policy
+// (greedy), as text.
+std::string Alone(const std::string& prompt, const std::string& kv, int32_t max_tokens) {
+  const std::vector<int32_t> ids = StoriesTokenizer().Encode(prompt, true);
+  auto engine = Engine::Create(Stories(), {.n_threads = 1, .max_batch_tokens = 64}).value();
+  SequenceOptions o;
+  o.n_ctx = static_cast<int32_t>(ids.size()) + max_tokens;
+  o.max_chunk = 64;
+  o.kv = ResolveKvSpec(ParseKvSpec(kv).value(), o.n_ctx).value();
+  auto sequence = engine->NewSequence(o).value();
+  GenerateOptions g;
+  g.max_tokens = max_tokens;
+  g.sampling.temperature = 0.0f;
+  return Generate(*engine, *sequence, ids, g, &StoriesTokenizer()).value().text;
+}
+
+// POSTs body to path, handing each received piece of the response to
+// `receive` (return false to hang up). Returns whether it completed.
+template <typename Receive>
+bool PostStreaming(httplib::Client client, const std::string& path, const json& body,
+                   Receive receive) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    return receive(data, n);
+  };
+  return static_cast<bool>(client.send(req));
+}
+
+// The data lines of an SSE body.
+std::vector<std::string> SseData(const std::string& body) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while ((at = body.find("data: ", at)) != std::string::npos) {
+    const size_t end = body.find("\n\n", at);
+    out.push_back(body.substr(at + 6, end - at - 6));
+    at = end;
+  }
+  return out;
+}
+
+TEST(Serve, CompletionMatchesGenerateAndReportsUsage) {
+  Running s;
+  const json r = s.Post("/v1/completions", {{"prompt", "Once upon a time"},
+                                            {"max_tokens", 30},
+                                            {"temperature", 0},
+                                            {"kv", "h2o:heavy=8,recent=8"}});
+  EXPECT_EQ(r["object"], "text_completion");
+  EXPECT_EQ(r["model"], "stories260K");
+  EXPECT_EQ(r["choices"][0]["text"], Alone("Once upon a time", "h2o:heavy=8,recent=8", 30));
+  EXPECT_EQ(r["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(r["usage"]["completion_tokens"].get<int>() + 5, r["usage"]["total_tokens"].get<int>());
+  EXPECT_EQ(r["usage"]["kv_policy"], "h2o:heavy=8,recent=8");
+  EXPECT_GT(r["usage"]["evictions"].get<int>(), 0);  // 35 tokens through a 16-token cache
+  EXPECT_GT(r["usage"]["kv_bytes"].get<int>(), 0);
+}
+
+TEST(Serve, TokenIdPromptsAreUsedAsGiven) {
+  Running s;
+  const std::vector<int32_t> ids = StoriesTokenizer().Encode("Once upon a time", true);
+  const json by_ids =
+      s.Post("/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}});
+  const json by_text = s.Post(
+      "/v1/completions", {{"prompt", "Once upon a time"}, {"max_tokens", 12}, {"temperature", 0}});
+  EXPECT_EQ(by_ids["choices"][0]["text"], by_text["choices"][0]["text"]);
+  EXPECT_EQ(by_ids["usage"]["prompt_tokens"], ids.size());
+}
+
+// Several requests with different policies run in one batch and each gets
+// the text it gets alone.
+TEST(Serve, MixedPoliciesTogetherGiveWhatEachGivesAlone) {
+  Running s;
+  const std::vector<std::string> kvs = {"full", "h2o:heavy=8,recent=8", "local:recent=16",
+                                        "sink:sinks=4,recent=12"};
+  std::vector<json> out(kvs.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < kvs.size(); ++i) {
+    clients.emplace_back([&, i] {
+      out[i] = s.Post(
+          "/v1/completions",
+          {{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"temperature", 0}, {"kv", kvs[i]}});
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < kvs.size(); ++i) {
+    EXPECT_EQ(out[i]["choices"][0]["text"], Alone("Once upon a time", kvs[i], 40)) << kvs[i];
+  }
+}
+
+TEST(Serve, StreamFramingAndStopStrings) {
+  Running s;
+  const json body = {{"prompt", "Once upon a time"},
+                     {"max_tokens", 60},
+                     {"temperature", 0},
+                     {"stream", true},
+                     {"stop", {"."}},
+                     {"stream_options", {{"include_usage", true}}}};
+  auto r = s.Client().Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  const std::vector<std::string> data = SseData(r->body);
+  ASSERT_GE(data.size(), 3u);
+  EXPECT_EQ(data.back(), "[DONE]");
+  std::string text;
+  std::string finish;
+  for (size_t i = 0; i + 1 < data.size(); ++i) {
+    const json chunk = json::parse(data[i]);
+    if (chunk.contains("usage")) continue;
+    text += chunk["choices"][0]["text"].get<std::string>();
+    if (!chunk["choices"][0]["finish_reason"].is_null())
+      finish = chunk["choices"][0]["finish_reason"];
+  }
+  const json usage = json::parse(data[data.size() - 2]);
+  EXPECT_TRUE(usage.contains("usage"));
+  const std::string full = Alone("Once upon a time", "full", 60);
+  ASSERT_NE(full.find('.'), std::string::npos);
+  EXPECT_EQ(text, full.substr(0, full.find('.')));  // cut before the stop string
+  EXPECT_EQ(finish, "stop");
+  // The same without streaming.
+  json whole = body;
+  whole["stream"] = false;
+  EXPECT_EQ(s.Post("/v1/completions", whole)["choices"][0]["text"], text);
+}
+
+TEST(Serve, ChatCompletionsStreamedAndNot) {
+  Running s;
+  const json messages = {{{"role", "system"}, {"content", "Tell a story."}},
+                         {{"role", "user"}, {"content", "A cat"}}};
+  const json r = s.Post("/v1/chat/completions", {{"messages", messages},
+                                                 {"max_tokens", 10},
+                                                 {"temperature", 0},
+                                                 {"logprobs", true},
+                                                 {"top_logprobs", 2}});
+  EXPECT_EQ(r["object"], "chat.completion");
+  EXPECT_EQ(r["choices"][0]["message"]["role"], "assistant");
+  const std::string text = r["choices"][0]["message"]["content"];
+  ASSERT_EQ(r["choices"][0]["logprobs"]["content"].size(), r["usage"]["completion_tokens"]);
+  for (const json& t : r["choices"][0]["logprobs"]["content"]) {
+    EXPECT_LE(t["logprob"].get<double>(), 0.0);
+    ASSERT_EQ(t["top_logprobs"].size(), 2u);
+    EXPECT_GE(t["top_logprobs"][0]["logprob"].get<double>(), t["logprob"].get<double>());
+  }
+  auto streamed = s.Client().Post(
+      "/v1/chat/completions",
+      json({{"messages", messages}, {"max_tokens", 10}, {"temperature", 0}, {"stream", true}})
+          .dump(),
+      "application/json");
+  ASSERT_TRUE(streamed);
+  const std::vector<std::string> data = SseData(streamed->body);
+  ASSERT_EQ(data.back(), "[DONE]");
+  std::string joined;
+  for (size_t i = 0; i + 1 < data.size(); ++i) {
+    const json delta = json::parse(data[i])["choices"][0]["delta"];
+    if (i == 0) {
+      EXPECT_EQ(delta["role"], "assistant");
+    }
+    if (delta.contains("content")) joined += delta["content"].get<std::string>();
+  }
+  EXPECT_EQ(joined, text);
+}
+
+TEST(Serve, ChatWithoutATemplateIsAClear400) {
+  ServerOptions o = Running::Defaults();
+  o.chat_template.reset();
+  Running s(o);
+  auto r = s.Client().Post("/v1/chat/completions",
+                           json({{"messages", {{{"role", "user"}, {"content", "hi"}}}}}).dump(),
+                           "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(json::parse(r->body)["error"]["message"].get<std::string>().find("--chat-template"),
+            std::string::npos);
+}
+
+TEST(Serve, SixteenConcurrentClients) {
+  Running s;
+  std::vector<json> out(16);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i) {
+    clients.emplace_back([&, i] {
+      out[i] = s.Post(
+          "/v1/completions",
+          {{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"seed", i}, {"temperature", 0.8}});
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (const json& r : out) {
+    EXPECT_GE(r["usage"]["completion_tokens"].get<int>(), 1);
+    EXPECT_LE(r["usage"]["completion_tokens"].get<int>(), 20);
+  }
+  EXPECT_EQ(s.Metric("h2o_requests_total"), "16");
+  EXPECT_EQ(s.Metric("h2o_kv_bytes_in_use"), "0");
+}
+
+// The client reads one chunk and hangs up: the server cancels the request
+// and frees its KV memory long before its 3000 tokens.
+TEST(Serve, AClientThatLeavesCancelsItsSequence) {
+  ServerOptions o = Running::Defaults();
+  o.sequence.n_ctx = 4096;
+  Running s(o);
+  const json body = {{"prompt", "Once upon a time"},
+                     {"max_tokens", 3000},
+                     {"ignore_eos", true},
+                     {"temperature", 0},
+                     {"stream", true}};
+  int chunks = 0;
+  EXPECT_FALSE(PostStreaming(s.Client(), "/v1/completions", body,
+                             [&](const char*, size_t) { return ++chunks < 2; }));
+  for (int i = 0; i < 200 && s.Metric("h2o_requests_cancelled_total") != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(s.Metric("h2o_requests_cancelled_total"), "1");
+  for (int i = 0; i < 200 && s.Metric("h2o_kv_bytes_in_use") != "0"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(s.Metric("h2o_kv_bytes_in_use"), "0");
+  EXPECT_LT(std::stoll(s.Metric("h2o_generated_tokens_total")), 3000);
+  EXPECT_EQ(s.Client().Get("/health")->status, 200);
+}
+
+TEST(Serve, ApiKey) {
+  ServerOptions o = Running::Defaults();
+  o.api_key = "sekret";
+  Running s(o);
+  const std::string body = json({{"prompt", "Hi"}, {"max_tokens", 2}}).dump();
+  auto no_key = s.Client().Post("/v1/completions", body, "application/json");
+  ASSERT_TRUE(no_key);
+  EXPECT_EQ(no_key->status, 401);
+  EXPECT_EQ(json::parse(no_key->body)["error"]["code"], "invalid_api_key");
+  auto wrong = s.Client().Post("/v1/completions", {{"Authorization", "Bearer nope"}}, body,
+                               "application/json");
+  EXPECT_EQ(wrong->status, 401);
+  auto right = s.Client().Post("/v1/completions", {{"Authorization", "Bearer sekret"}}, body,
+                               "application/json");
+  EXPECT_EQ(right->status, 200);
+  EXPECT_EQ(s.Client().Get("/health")->status, 200);  // not under /v1
+}
+
+TEST(Serve, BadRequestsGet4xxJsonAndTheServerKeepsServing) {
+  Running s;
+  struct Case {
+    std::string body;
+    int status;
+    std::string param;
+  };
+  const std::vector<Case> cases = {
+      {"{oops", 400, ""},
+      {R"({"prompt": 5})", 400, "prompt"},
+      {R"({"prompt": "x", "kv": "bogus:k=1"})", 400, "kv"},
+      {R"({"prompt": "x", "kv": "h2o:heavy=8"})", 400, "kv"},
+      {R"({"prompt": "x", "max_tokens": -1})", 400, "max_tokens"},
+      {R"({"prompt": "x", "max_tokens": 600})", 400, "max_tokens"},  // past the 512 context
+      {R"({"prompt": [1, 99999]})", 400, "prompt"},
+      {std::string(70 * 1024, ' '), 413, ""},
+  };
+  // A prompt longer than the 512-token context.
+  json long_prompt = {{"prompt", std::vector<int32_t>(600, 1)}};
+  auto too_long = s.Client().Post("/v1/completions", long_prompt.dump(), "application/json");
+  ASSERT_TRUE(too_long);
+  EXPECT_EQ(too_long->status, 400);
+  EXPECT_EQ(json::parse(too_long->body)["error"]["code"], "context_length_exceeded");
+  for (const Case& c : cases) {
+    auto r = s.Client().Post("/v1/completions", c.body, "application/json");
+    ASSERT_TRUE(r) << c.body.substr(0, 40);
+    EXPECT_EQ(r->status, c.status) << c.body.substr(0, 40) << " -> " << r->body;
+    const json e = json::parse(r->body, nullptr, false);
+    ASSERT_FALSE(e.is_discarded()) << r->body;
+    EXPECT_TRUE(e["error"]["message"].is_string());
+    if (!c.param.empty()) {
+      EXPECT_EQ(e["error"]["param"], c.param) << c.body;
+    }
+  }
+  auto missing = s.Client().Get("/v2/nothing");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_TRUE(json::parse(missing->body)["error"]["message"].is_string());
+  EXPECT_EQ(s.Post("/v1/completions",
+                   {{"prompt", "Hi"}, {"max_tokens", 3}})["usage"]["completion_tokens"],
+            3);
+  const json models = json::parse(s.Client().Get("/v1/models")->body);
+  EXPECT_EQ(models["data"][0]["id"], "stories260K");
+}
+
+// Shutdown while a stream runs: it is answered to the end, then Run returns.
+TEST(Serve, ShutdownDrainsRunningRequests) {
+  auto running = std::make_unique<Running>();
+  const json body = {{"prompt", "Once upon a time"},
+                     {"max_tokens", 300},
+                     {"ignore_eos", true},
+                     {"temperature", 0},
+                     {"stream", true}};
+  std::string received;
+  bool asked = false;
+  ASSERT_TRUE(
+      PostStreaming(running->Client(), "/v1/completions", body, [&](const char* data, size_t n) {
+        received.append(data, n);
+        if (!asked) {
+          asked = true;
+          running->server().Shutdown();
+        }
+        return true;
+      }));
+  const std::vector<std::string> data = SseData(received);
+  ASSERT_FALSE(data.empty());
+  EXPECT_EQ(data.back(), "[DONE]");
+  EXPECT_NE(received.find("\"finish_reason\":\"length\""), std::string::npos);
+  running.reset();  // Run has returned: the destructor joins at once
+}
+
+}  // namespace
+}  // namespace h2o::server

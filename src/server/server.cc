@@ -296,6 +296,16 @@ struct Server::Impl {
       scheduler->Cancel(request_id);
       Wake();
     };
+    // A response that ended before its request did (the connection broke
+    // between writes) cancels it too.
+    auto release = [cancel, channel](bool success) {
+      bool done;
+      {
+        std::lock_guard<std::mutex> lock(channel->mu);
+        done = channel->finished;
+      }
+      if (!success && !done) cancel();
+    };
     if (params->stream) {
       auto first = std::make_shared<bool>(true);
       auto offset = std::make_shared<size_t>(0);
@@ -351,14 +361,7 @@ struct Server::Impl {
               }
             }
           },
-          [cancel, channel](bool success) {
-            bool done;
-            {
-              std::lock_guard<std::mutex> lock(channel->mu);
-              done = channel->finished;
-            }
-            if (!success && !done) cancel();
-          });
+          release);
       return;
     }
     res.set_chunked_content_provider(
@@ -387,14 +390,7 @@ struct Server::Impl {
             }
           }
         },
-        [cancel, channel](bool success) {
-          bool done;
-          {
-            std::lock_guard<std::mutex> lock(channel->mu);
-            done = channel->finished;
-          }
-          if (!success && !done) cancel();
-        });
+        release);
   }
 
   void Routes() {

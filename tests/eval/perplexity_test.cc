@@ -13,6 +13,7 @@
 #include "convert/mkmodel.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
+#include "q8_model.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "test_data.h"
@@ -71,24 +72,6 @@ std::unique_ptr<Session> NewSession(const Model& model, const std::string& kv) {
 // batch, so sequences scored together in one batch give bit for bit the
 // logits of separate runs (f32 weights would round a batch's blocked
 // product differently from a single row's dot).
-std::string Q8ModelPath() {
-  const std::string path =
-      ::testing::TempDir() + "h2o_perplexity_test_q8_" + std::to_string(::getpid()) + ".gguf";
-  MkModelOptions o;
-  o.n_embd = 128;
-  o.n_layer = 2;
-  o.n_head = 4;
-  o.n_head_kv = 2;
-  o.n_ff = 256;
-  o.n_vocab = 512;
-  o.n_ctx = 512;
-  o.type = "q8_0";
-  o.sharpen = 4.0f;
-  o.n_threads = 1;
-  o.output_path = path;
-  EXPECT_TRUE(MakeRandomModel(o).ok());
-  return path;
-}
 
 std::unique_ptr<Sequence> NewSequence(Engine& engine, const std::string& kv) {
   SequenceOptions o;
@@ -101,12 +84,9 @@ std::unique_ptr<Sequence> NewSequence(Engine& engine, const std::string& kv) {
 }
 
 TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
-  const std::string path = Q8ModelPath();
-  auto model = Model::Load(path);
-  std::remove(path.c_str());  // mapped: the pages stay until the model goes
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto full = NewSession(**model, "full");
-  auto h2o = NewSession(**model, "h2o:heavy=8,recent=8");
+  const Model& model = testing::Q8Model();
+  auto full = NewSession(model, "full");
+  auto h2o = NewSession(model, "h2o:heavy=8,recent=8");
   for (const char* name : {"s001.txt", "s012.txt"}) {
     SCOPED_TRACE(name);
     const std::vector<int32_t> ids = testing::ReadStream(name);
@@ -125,7 +105,7 @@ TEST(ScoreStreamLockstep, KlAndTop1EqualSeparateRuns) {
 
     // Fresh sequences on one engine, fed in lockstep (one batch per
     // token); the reference is a separate one.
-    auto engine = Engine::Create(**model, {.n_threads = 1, .max_batch_tokens = 2});
+    auto engine = Engine::Create(model, {.n_threads = 1, .max_batch_tokens = 2});
     ASSERT_TRUE(engine.ok());
     auto ref = NewSequence(**engine, "full");
     auto h2o_2 = NewSequence(**engine, "h2o:heavy=8,recent=8");

@@ -16,6 +16,7 @@
 #include "convert/mkmodel.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
+#include "q8_model.h"
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -172,28 +173,11 @@ TEST(BatchParity, MixedPoliciesJoiningAndLeavingMatchRunsAlone) {
 // the forward works row by row: the logits are bit for bit those of the
 // runs alone.
 TEST(BatchParity, IntegerDotWeightsGiveBitIdenticalLogits) {
-  const std::string path =
-      ::testing::TempDir() + "h2o_batch_parity_q8_" + std::to_string(::getpid()) + ".gguf";
-  MkModelOptions o;
-  o.n_embd = 128;
-  o.n_layer = 2;
-  o.n_head = 4;
-  o.n_head_kv = 2;
-  o.n_ff = 256;
-  o.n_vocab = 512;
-  o.n_ctx = 512;
-  o.type = "q8_0";
-  o.sharpen = 4.0f;
-  o.n_threads = 2;
-  o.output_path = path;
-  ASSERT_TRUE(MakeRandomModel(o).ok());
-  auto model = Model::Load(path);
-  std::remove(path.c_str());  // mapped: the pages stay until the model goes
-  ASSERT_TRUE(model.ok());
-  const std::vector<Decoded> together = Together(**model, kPlans);
+  const Model& model = testing::Q8Model();
+  const std::vector<Decoded> together = Together(model, kPlans);
   for (size_t i = 0; i < kPlans.size(); ++i) {
     SCOPED_TRACE(kPlans[i].kv);
-    const Decoded alone = Alone(**model, kPlans[i]);
+    const Decoded alone = Alone(model, kPlans[i]);
     EXPECT_EQ(together[i].ids, alone.ids);
     EXPECT_EQ(together[i].logits, alone.logits);
   }

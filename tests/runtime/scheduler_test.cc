@@ -15,6 +15,7 @@
 #include "convert/mkmodel.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
+#include "q8_model.h"
 #include "runtime/session.h"
 #include "test_data.h"
 
@@ -22,30 +23,7 @@ namespace h2o {
 namespace {
 
 // A q8_0 model: batches are bit-exact (see batch_parity_test.cc).
-const Model& Q8Model() {
-  static std::unique_ptr<Model> model = [] {
-    const std::string path =
-        ::testing::TempDir() + "h2o_scheduler_test_q8_" + std::to_string(::getpid()) + ".gguf";
-    MkModelOptions o;
-    o.n_embd = 128;
-    o.n_layer = 2;
-    o.n_head = 4;
-    o.n_head_kv = 2;
-    o.n_ff = 256;
-    o.n_vocab = 512;
-    o.n_ctx = 512;
-    o.type = "q8_0";
-    o.sharpen = 4.0f;
-    o.n_threads = 1;
-    o.output_path = path;
-    EXPECT_TRUE(MakeRandomModel(o).ok());
-    auto m = Model::Load(path);
-    std::remove(path.c_str());  // mapped: the pages stay until the model goes
-    EXPECT_TRUE(m.ok());
-    return std::move(m).value();
-  }();
-  return *model;
-}
+const Model& Q8Model() { return testing::Q8Model(); }
 
 SequenceOptions Options(const std::string& kv, int32_t n_ctx = 128) {
   SequenceOptions o;

@@ -27,6 +27,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
+constexpr int64_t kDefaultMaxTokens = 2048;
+
 // What the driver thread hands a request's connection: a text delta with
 // its tokens, or the end.
 struct Piece {
@@ -198,7 +200,11 @@ struct Server::Impl {
                       "context_length_exceeded"});
       return;
     }
-    const int32_t max_tokens = params->max_tokens.value_or(static_cast<int32_t>(n_ctx - n_prompt));
+    // Unset: the rest of the context, but at most kDefaultMaxTokens, so a
+    // full-cache request on a long-context model does not reserve (and
+    // wait for) the KV memory of its whole context.
+    const int32_t max_tokens = params->max_tokens.value_or(
+        static_cast<int32_t>(std::min<int64_t>(n_ctx - n_prompt, kDefaultMaxTokens)));
 
     KvSpec spec = options.default_kv;
     if (!params->kv.empty()) {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "chat/chat_template.h"
+#include "chat_template_flag.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "core/byte_size.h"
@@ -29,19 +29,6 @@ struct ServeFlags {
   std::string chat_template;
   std::string max_body = "1MiB";
 };
-
-// The GGUF's chat template, or --chat-template; none when neither names one
-// (chat requests then get a 400 that says so).
-Result<std::optional<ChatTemplate>> PickChatTemplate(const ServeFlags& f, const Model& model) {
-  if (!f.chat_template.empty()) {
-    auto named = ChatTemplateByName(f.chat_template);
-    if (!named.ok()) return named.status().WithContext("--chat-template");
-    return std::optional<ChatTemplate>(*named);
-  }
-  auto jinja = model.file().GetString("tokenizer.chat_template");
-  if (!jinja.ok()) return std::optional<ChatTemplate>();
-  return DetectChatTemplate(*jinja);
-}
 
 int RunServe(const ServeFlags& f) {
   if (!f.model.kv_dump_path.empty()) return Fail("--kv-dump is for one sequence, not for serve");
@@ -65,7 +52,7 @@ int RunServe(const ServeFlags& f) {
   const Model& model = **model_result;
   auto tokenizer = LoadTokenizer(model);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
-  auto chat = PickChatTemplate(f, model);
+  auto chat = PickChatTemplate(f.chat_template, model);
   if (!chat.ok()) return Fail(chat.status());
 
   server::ServerOptions o;

@@ -1,0 +1,16 @@
+#include "chat_template_flag.h"
+
+namespace h2o::cli {
+
+Result<std::optional<ChatTemplate>> PickChatTemplate(const std::string& name, const Model& model) {
+  if (!name.empty()) {
+    auto named = ChatTemplateByName(name);
+    if (!named.ok()) return named.status().WithContext("--chat-template");
+    return std::optional<ChatTemplate>(*named);
+  }
+  auto jinja = model.file().GetString("tokenizer.chat_template");
+  if (!jinja.ok()) return std::optional<ChatTemplate>();
+  return DetectChatTemplate(*jinja);
+}
+
+}  // namespace h2o::cli

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -69,6 +70,21 @@ Result<size_t> ParseByteSize(std::string_view text) {
   return Status::Error(quoted +
                        " has an unknown unit (B, KiB, MiB, GiB, TiB, K, M, G, T, KB, MB, "
                        "GB, TB)");
+}
+
+std::string FormatBytes(double bytes) {
+  // snprintf, not fmt: core links nothing.
+  char buf[64];
+  if (bytes >= 1024.0 * 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  } else if (bytes >= 1024.0 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024));
+  } else if (bytes >= 1024.0) {
+    std::snprintf(buf, sizeof buf, "%.2f KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  }
+  return buf;
 }
 
 }  // namespace h2o

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -14,5 +15,9 @@ namespace h2o {
 // Errors name the text: empty, not a number, an unknown unit, negative, or
 // past the size_t range.
 Result<size_t> ParseByteSize(std::string_view text);
+
+// "1.50 MiB", "320.00 KiB", "800 B": how every command prints a size (in
+// core, so that kv/kv_report.h prints the KV figure as the CLI does).
+std::string FormatBytes(double bytes);
 
 }  // namespace h2o

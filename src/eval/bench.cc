@@ -196,9 +196,11 @@ Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const B
   r.tps_min = *std::min_element(r.tps.begin(), r.tps.end());
   r.tps_median = Median(r.tps);
   const KvCache& cache = session.cache();
-  r.kv_bytes = cache.AllocatedBytes();
-  r.kv_bytes_full = KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, options.kv_type,
-                                            total, hp.layer_window);
+  r.kv_memory = KvMemoryFor(cache.config(), cache.policy());
+  r.kv_memory_full = FullKvMemory(cache.config(), total);
+  r.kv_bytes = r.kv_memory.total();
+  r.kv_bytes_full = r.kv_memory_full.total();
+  r.kv_over_full = WhyOverFull(cache.config(), total, r.kv_memory, r.kv_memory_full);
   r.peak_rss_bytes = PeakRssBytes();
 
   if (test.kind == BenchKind::kGenerate) {

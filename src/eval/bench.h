@@ -19,6 +19,7 @@
 
 #include "core/status.h"
 #include "core/tensor_type.h"
+#include "kv/kv_report.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
 
@@ -71,10 +72,16 @@ struct BenchRecord {
   std::vector<double> tps;  // tokens per second, one per repetition, in run order
   double tps_min = 0;
   double tps_median = 0;
-  size_t kv_bytes = 0;  // the session's KvCache::AllocatedBytes (K/V + metadata)
-  // KvCache::FullCacheBytes at depth + n_tokens: sliding-window layers at
-  // min(depth + n_tokens, W).
+  // The KV figure of every command (kv/kv_report.h): the session's cache,
+  // and a full cache of depth + n_tokens tokens counted the same way
+  // (sliding-window layers at min(depth + n_tokens, W)); kv_bytes and
+  // kv_bytes_full are their totals. kv_over_full: WhyOverFull, "" unless
+  // the cache needs more than the full one.
+  KvMemory kv_memory;
+  KvMemory kv_memory_full;
+  size_t kv_bytes = 0;
   size_t kv_bytes_full = 0;
+  std::string kv_over_full;
   // Peak RSS of the process during this test (session, depth filling and
   // the timed runs; the mapped weights count once touched). Where the
   // kernel cannot reset the peak, the process's peak so far.

@@ -318,6 +318,11 @@ size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& 
   return BytesFor(c, Layout(c).back(), policy);
 }
 
+size_t KvCache::RowBytesFor(const KvCacheConfig& c) {
+  const size_t row = CheckedRowBytes(c);
+  return (Layout(c).back().row + static_cast<size_t>(c.n_head_kv) * c.spill_slots()) * 2 * row;
+}
+
 size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
                                TensorType type, int64_t n_tokens,
                                std::span<const int32_t> layer_window) {

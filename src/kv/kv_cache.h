@@ -133,6 +133,10 @@ class KvCache {
   // What AllocatedBytes() will be for a cache of this config and policy,
   // without allocating it (for estimates).
   static size_t AllocatedBytesFor(const KvCacheConfig& config, const EvictionPolicy& policy);
+  // The K/V row part of AllocatedBytesFor (the layers' budgets and the
+  // spill area); the rest is per-slot bookkeeping (positions, free list,
+  // the policy's scores). kv/kv_report.h reports the two apart.
+  static size_t RowBytesFor(const KvCacheConfig& config);
   // Bytes an exact cache of the same element type needs to hold n_tokens
   // tokens (K and V only): what the budget saves against. Every global
   // layer holds all n_tokens; a sliding-window layer (layer_window as in

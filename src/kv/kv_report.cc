@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+
+#include "core/byte_size.h"
+#include "core/status.h"
 
 namespace h2o {
 namespace {
@@ -57,6 +61,64 @@ std::string DescribeFullKv(const KvCacheConfig& c, int64_t n_tokens) {
   return "an exact cache: " + PerLayerKind(c, n_tokens, [n_tokens](int32_t w) {
            return std::min<int64_t>(n_tokens, w);
          });
+}
+
+KvMemory KvMemoryFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
+  const size_t all = KvCache::AllocatedBytesFor(c, policy);
+  const size_t rows = KvCache::RowBytesFor(c);
+  return {rows, all - rows, policy.needs_scores() || policy.needs_step_attention()};
+}
+
+KvMemory FullKvMemory(const KvCacheConfig& c, int64_t n_tokens) {
+  if (n_tokens <= 0) return {};
+  H2O_CHECK(n_tokens <= std::numeric_limits<int32_t>::max());
+  KvCacheConfig full = c;
+  full.budget = static_cast<int32_t>(n_tokens);
+  full.capacity = full.budget;
+  for (int32_t& w : full.layer_window) {
+    if (w > 0) w = std::min(w, full.budget);
+  }
+  full.window_chunk = 0;
+  return KvMemoryFor(full, FullPolicy(full.budget));
+}
+
+double KvRatio(const KvMemory& cache, const KvMemory& full) {
+  return full.total() > 0 ? static_cast<double>(cache.total()) / full.total() : 0.0;
+}
+
+std::string WhyOverFull(const KvCacheConfig& c, int64_t n_tokens, const KvMemory& cache,
+                        const KvMemory& full) {
+  if (cache.total() <= full.total()) return "";
+  if (c.budget >= n_tokens) {
+    return fmt::format("budget {} {} {} tokens: a full cache of the same tokens is smaller",
+                       c.budget, c.budget == n_tokens ? "=" : ">", n_tokens);
+  }
+  return fmt::format(
+      "budget {} < {} tokens, but its scores and chunk slots cost more than the evicted tokens "
+      "save",
+      c.budget, n_tokens);
+}
+
+std::string FormatKvMemory(const KvMemory& m) {
+  return fmt::format("{} ({} K/V + {} positions{})", FormatBytes(static_cast<double>(m.total())),
+                     FormatBytes(static_cast<double>(m.rows)),
+                     FormatBytes(static_cast<double>(m.bookkeeping)), m.scores ? ", scores" : "");
+}
+
+std::string DescribeKvVsFull(const KvCacheConfig& c, const EvictionPolicy& policy,
+                             int64_t n_tokens) {
+  const KvMemory cache = KvMemoryFor(c, policy);
+  const KvMemory full = FullKvMemory(c, n_tokens);
+  std::string out = fmt::format("{} allocated", FormatKvMemory(cache));
+  // The slots go inside the parentheses of FormatKvMemory.
+  out.insert(out.rfind(')'), "; " + DescribeKvSlots(c));
+  out += fmt::format("; a full cache of {} tokens needs {}: {:.2f}x", n_tokens,
+                     FormatKvMemory(full), KvRatio(cache, full));
+  const std::string why = WhyOverFull(c, n_tokens, cache, full);
+  if (!why.empty()) out += " (" + why + ")";
+  const std::string exact = DescribeFullKv(c, n_tokens);
+  if (!exact.empty()) out += "; " + exact;
+  return out;
 }
 
 }  // namespace h2o

@@ -35,7 +35,11 @@ TEST(KvCli, BudgetBoundsTheAllocation) {
   const int64_t row_bytes = 2 * kHeadDim * 2;
   EXPECT_LE(out["kv_bytes"].get<int64_t>(), rows * row_bytes + kLayers * kKvHeads * 65 * 32);
   EXPECT_GE(out["kv_bytes"].get<int64_t>(), rows * row_bytes);
-  EXPECT_EQ(out["kv_bytes_full"].get<int64_t>(), 2 * kLayers * kKvHeads * 512 * kHeadDim * 2);
+  // A full cache of the 512 tokens, counted as the policy's own: K/V rows
+  // and each slot's position and free-list entry (8 B).
+  EXPECT_EQ(out["kv_bytes_full"].get<int64_t>(),
+            kLayers * kKvHeads * 512 * (2 * kHeadDim * 2 + 8));
+  EXPECT_EQ(out["kv_full_row_bytes"].get<int64_t>(), 2 * kLayers * kKvHeads * 512 * kHeadDim * 2);
 }
 
 TEST(KvCli, PercentBudgetsFollowEachStream) {

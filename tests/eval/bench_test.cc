@@ -101,7 +101,9 @@ TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
     ASSERT_EQ(r->tps.size(), 2u);
     EXPECT_GT(r->tps_min, 0.0);
     EXPECT_GE(r->tps_median, r->tps_min);
-    EXPECT_EQ(r->kv_bytes_full, 2 * kHeads * 48 * 16);  // 48 tokens of f16 K and V
+    // 48 slots of f16 K and V (32 B) and their position and free-list entry
+    // (8 B): the full cache counted as the session's own (kv/kv_report.h).
+    EXPECT_EQ(r->kv_bytes_full, kHeads * 48 * (2 * 16 + 8));
     EXPECT_GT(r->peak_rss_bytes, 0u);
     EXPECT_FALSE(r->bytes_per_token.has_value());  // roofline is for decode only
     EXPECT_FALSE(r->roofline_tps.has_value());

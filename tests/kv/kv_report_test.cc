@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kv/policies.h"
+
 namespace h2o {
 namespace {
 
@@ -64,6 +66,32 @@ TEST(KvReport, OneLayerAndSeveralWindowSizes) {
   EXPECT_EQ(DescribeFullKv(c, 20),
             "an exact cache: 16 tokens per KV head in each of 2 and 20 in each of 2 "
             "sliding-window layers");
+}
+
+// The full cache is counted by the same function as the cache itself: a
+// full policy sized for its tokens is exactly it, rows and bookkeeping.
+TEST(KvReport, FullKvMemoryIsAFullPolicyOfTheSameTokens) {
+  KvCacheConfig c = Config(3, 10, 10);
+  c.layer_window = {4, 0, 4};
+  const KvMemory full = FullKvMemory(Config(3, 16, 17), 10);
+  const KvMemory own = KvMemoryFor(Config(3, 10, 10), FullPolicy(10));
+  EXPECT_EQ(full.rows, own.rows);
+  EXPECT_EQ(full.bookkeeping, own.bookkeeping);
+  EXPECT_FALSE(full.scores);
+  // With windows: a sliding-window layer at min(n_tokens, W); its rows are
+  // KvCache::FullCacheBytes.
+  EXPECT_EQ(FullKvMemory(c, 10).rows,
+            KvCache::FullCacheBytes(3, 1, 8, TensorType::kF16, 10, c.layer_window));
+  EXPECT_EQ(FullKvMemory(c, 0).total(), 0u);
+}
+
+TEST(KvReport, WhyOverFullNamesTheBudgetAgainstTheTokens) {
+  const KvCacheConfig c = Config(5, 16, 17);
+  const KvMemory cache = KvMemoryFor(c, H2oPolicy(8, 8));
+  EXPECT_EQ(WhyOverFull(c, 3, cache, FullKvMemory(c, 3)),
+            "budget 16 > 3 tokens: a full cache of the same tokens is smaller");
+  EXPECT_EQ(WhyOverFull(c, 512, cache, FullKvMemory(c, 512)), "");
+  EXPECT_EQ(FormatKvMemory({1024, 512, true}), "1.50 KiB (1.00 KiB K/V + 512 B positions, scores)");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/byte_size.h"
 #include "core/strings.h"
 #include "kv/kv_dump.h"
 #include "kv/kv_report.h"
@@ -90,23 +91,11 @@ Status WriteKvDump(const KvCache& cache, const std::string& path) {
   return WriteFileAtomically(path, KvDumpJson(cache));
 }
 
-size_t FullKvBytes(const KvCache& cache, int64_t n_tokens) {
-  const KvCacheConfig& c = cache.config();
-  return KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.type, n_tokens,
-                                 c.layer_window);
-}
-
 std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens) {
   const KvCache& cache = sequence.cache();
-  const size_t allocated = cache.AllocatedBytes();
-  const size_t full = FullKvBytes(cache, n_tokens);
-  const KvCacheConfig& c = cache.config();
-  const std::string exact = DescribeFullKv(c, n_tokens);
-  return fmt::format(
-      "KV cache ({}, {}): {} allocated ({}); a full cache for {} tokens needs {} ({:.2f}x{})",
-      sequence.kv_plan().Describe(), TraitsOf(c.type).name, FormatBytes(allocated),
-      DescribeKvSlots(c), n_tokens, FormatBytes(full),
-      full > 0 ? static_cast<double>(allocated) / full : 0.0, exact.empty() ? "" : "; " + exact);
+  return fmt::format("KV cache ({}, {}): {}", sequence.kv_plan().Describe(),
+                     TraitsOf(cache.config().type).name,
+                     DescribeKvVsFull(cache.config(), cache.policy(), n_tokens));
 }
 
 int Fail(const Status& status) { return Fail(status.message()); }
@@ -163,12 +152,6 @@ std::vector<std::string> SplitDocuments(const std::string& text) {
   return docs;
 }
 
-std::string FormatBytes(double bytes) {
-  if (bytes >= 1024.0 * 1024 * 1024)
-    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
-  if (bytes >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024));
-  if (bytes >= 1024.0) return fmt::format("{:.2f} KiB", bytes / 1024.0);
-  return fmt::format("{:.0f} B", bytes);
-}
+std::string FormatBytes(double bytes) { return h2o::FormatBytes(bytes); }
 
 }  // namespace h2o::cli

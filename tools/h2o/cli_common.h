@@ -49,14 +49,9 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
 // Writes, per layer and KV head, the kept positions and their scores as
 // JSON (atomically: no partial file on failure).
 Status WriteKvDump(const KvCache& cache, const std::string& path);
-// "KV cache (h2o:heavy=8,recent=8, f16): 40.0 KiB allocated (16 tokens per
-// layer and KV head, 1 more shared by the layers for a chunk); a full cache
-// for 512 tokens needs 160.0 KiB (0.25x)". With sliding-window layers both
-// parentheses name the layer kinds (kv/kv_report.h), the second one as
-// "(0.25x; an exact cache: ...)".
+// "KV cache (h2o:heavy=8,recent=8, f16): " + DescribeKvVsFull (kv/kv_report.h),
+// the figure inspect, bench and perplexity print too.
 std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens);
-// KvCache::FullCacheBytes for the cache's model (its windows included).
-size_t FullKvBytes(const KvCache& cache, int64_t n_tokens);
 // The tokenizer of a GGUF file: a model's, or a vocab-only file's.
 Result<Tokenizer> LoadTokenizer(const gguf::File& file);
 Result<Tokenizer> LoadTokenizer(const Model& model);

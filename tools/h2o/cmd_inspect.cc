@@ -103,24 +103,14 @@ int RunInspect(const InspectFlags& f) {
               "vocab %d, trained context %d\n",
               hp.arch.c_str(), hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim,
               hp.n_ff, hp.n_vocab, hp.n_ctx_train);
-  const size_t kv_full = KvCache::FullCacheBytes(hp.n_layer, hp.n_head_kv, hp.head_dim, *kv_type,
-                                                 n_ctx, hp.layer_window);
-  // What a session of this context and chunk allocates (runtime/kv_config.h).
+  // What a session of this context and chunk allocates (runtime/kv_config.h),
+  // as generate, perplexity and bench print it (kv/kv_report.h), against a
+  // full cache of the whole context; a full policy is the latter itself.
   const KvCacheConfig c = SessionKvConfig(hp, *plan, n_ctx, f.chunk, false, *kv_type);
-  const std::string exact = DescribeFullKv(c, n_ctx);
-  const std::string exact_note = exact.empty() ? "" : " (" + exact + ")";
-  std::printf("memory: weights %s (mapped); full KV cache (%s) for %d tokens: %s%s\n",
-              FormatBytes(weight_bytes).c_str(), f.kv_type.c_str(), n_ctx,
-              FormatBytes(kv_full).c_str(), exact_note.c_str());
-  // Without sliding-window layers a full policy allocates just the full
-  // cache above; with them it also holds a chunk beyond each window.
-  if (plan->policy != "full" || c.any_windowed()) {
-    auto policy = MakePolicy(*plan, n_ctx);
-    const size_t bytes = KvCache::AllocatedBytesFor(c, *policy);
-    std::printf("KV cache %s with chunk %d: %s (%s, scores included), %.3fx of the full cache\n",
-                plan->Describe().c_str(), f.chunk, FormatBytes(bytes).c_str(),
-                DescribeKvSlots(c).c_str(), static_cast<double>(bytes) / kv_full);
-  }
+  auto policy = MakePolicy(*plan, n_ctx);
+  std::printf("memory: weights %s (mapped)\n", FormatBytes(weight_bytes).c_str());
+  std::printf("KV cache (%s, %s) with chunk %d: %s\n", plan->Describe().c_str(),
+              f.kv_type.c_str(), f.chunk, DescribeKvVsFull(c, *policy, n_ctx).c_str());
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "eval/progress.h"
 #include "eval/sweep_report.h"
 #include "kv/kv_budget.h"
+#include "kv/kv_report.h"
 #include "perplexity_input.h"
 
 namespace h2o::cli {
@@ -43,7 +44,7 @@ struct PolicyRun {
   NllResult total;
   double kl_sum = 0.0;
   int64_t top1_agree = 0;
-  size_t kv_bytes = 0;
+  KvMemory kv;  // the largest any stream's cache allocated (percent budgets differ)
   nlohmann::json per_stream = nlohmann::json::array();
 };
 
@@ -161,7 +162,9 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
       run.total.Add(score.nll);
       run.kl_sum += score.kl_sum;
       run.top1_agree += score.top1_agree;
-      run.kv_bytes = std::max(run.kv_bytes, run.sequence->cache().AllocatedBytes());
+      const KvCache& cache = run.sequence->cache();
+      const KvMemory kv = KvMemoryFor(cache.config(), cache.policy());
+      if (kv.total() > run.kv.total()) run.kv = kv;
       run.per_stream.push_back(StreamJson(s, score, run, kl, f.per_token));
     }
   }
@@ -190,8 +193,14 @@ nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longe
       row["kl"] = run.kl_sum / run.total.tokens;
       row["top1"] = static_cast<double>(run.top1_agree) / run.total.tokens;
     }
-    row["kv_bytes"] = run.kv_bytes;
-    row["kv_bytes_full"] = FullKvBytes(run.sequence->cache(), longest);
+    // The figures of the stderr line (kv/kv_report.h), totals and parts.
+    const KvMemory full = FullKvMemory(run.sequence->cache().config(), longest);
+    row["kv_bytes"] = run.kv.total();
+    row["kv_row_bytes"] = run.kv.rows;
+    row["kv_bookkeeping_bytes"] = run.kv.bookkeeping;
+    row["kv_bytes_full"] = full.total();
+    row["kv_full_row_bytes"] = full.rows;
+    row["kv_full_bookkeeping_bytes"] = full.bookkeeping;
     row["per_stream"] = std::move(run.per_stream);
     policies.push_back(std::move(row));
   }

@@ -31,6 +31,11 @@ void ExpectOneErrorLine(const RunResult& r, const std::string& needle) {
   EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
 }
 
+void ExpectUsageError(const RunResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ExpectOneErrorLine(r, needle);
+}
+
 RunResult RunH2o(const std::string& args) {
   static int counter = 0;
   const auto base = std::filesystem::temp_directory_path() /

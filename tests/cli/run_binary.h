@@ -19,4 +19,8 @@ RunResult RunH2o(const std::string& args);
 // contains `needle`.
 void ExpectOneErrorLine(const RunResult& r, const std::string& needle);
 
+// A usage error (a parse error, a bad flag value): ExpectOneErrorLine and
+// exit code 2. Runtime errors exit 1.
+void ExpectUsageError(const RunResult& r, const std::string& needle);
+
 }  // namespace h2o::testing

@@ -145,10 +145,10 @@ TEST_F(TokenizeCli, BadJsonlAndMissingInputAreOneLine) {
   const std::string no_text = Write("no_text.jsonl", "{\"prompt\": \"hi\"}\n");
   ExpectOneErrorLine(RunH2o("tokenize -m " + kLlama3 + " --jsonl " + no_text),
                      no_text + ":1: missing field 'text'");
-  ExpectOneErrorLine(RunH2o("tokenize -m " + kLlama3),
-                     "Exactly 1 option from [-f,--file,-p,--prompt,--jsonl]");
-  ExpectOneErrorLine(RunH2o("tokenize -m " + kLlama3 + " -p a --jsonl " + no_text),
-                     "Exactly 1 option from [-f,--file,-p,--prompt,--jsonl]");
+  testing::ExpectUsageError(RunH2o("tokenize -m " + kLlama3),
+                            "an input (-f FILE, -p TEXT or --jsonl FILE) is required");
+  testing::ExpectUsageError(RunH2o("tokenize -m " + kLlama3 + " -p a --jsonl " + no_text),
+                            "-p/--prompt and --jsonl cannot be used together");
 }
 
 }  // namespace

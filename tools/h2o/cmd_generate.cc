@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "runtime/generate.h"
 #include "tokenizer/utf8.h"
@@ -112,6 +113,7 @@ Command RegisterGenerate(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "generate text from a prompt");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/0);
+  cmd->get_option("--kv")->check(OnePolicy("generate"));
   auto* prompt = cmd->add_option("-p,--prompt", f->prompt,
                                  "prompt text (BOS first when the vocabulary adds one)");
   auto* ids = cmd->add_option("--tokens", f->token_ids, "prompt as token ids, e.g. \"1 403 407\"");

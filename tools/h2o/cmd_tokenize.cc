@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "eval/jsonl.h"
 #include "tokenizer/utf8.h"
@@ -82,12 +83,12 @@ Command RegisterTokenize(CLI::App& app) {
   cmd->add_option("-m,--model", flags->model_path,
                   "GGUF file with a vocabulary (a model or a vocab-only file)")
       ->required();
-  CLI::Option_group* input = cmd->add_option_group("input");
-  input->add_option("-f,--file", flags->file, "text file");
-  input->add_option("-p,--prompt", flags->prompt, "text");
-  input->add_option("--jsonl", flags->jsonl,
-                    "JSON lines file: prints a JSON array of ids for each line's \"text\"");
-  input->require_option(1);
+  cmd->add_option("-f,--file", flags->file, "text file (one input: -f, -p or --jsonl)");
+  cmd->add_option("-p,--prompt", flags->prompt, "text");
+  cmd->add_option("--jsonl", flags->jsonl,
+                  "JSON lines file: prints a JSON array of ids for each line's \"text\"");
+  RequireOneOf(*cmd, {"--file", "--prompt", "--jsonl"},
+               "an input (-f FILE, -p TEXT or --jsonl FILE)");
   cmd->add_flag("--no-bos", flags->no_bos,
                 "add neither BOS nor EOS, even where the vocabulary asks for them");
   return {cmd, [flags] { return RunTokenize(*flags); }};

@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <string>
 
+#include "cli_errors.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"h2o.cpp: LLM inference with a Heavy-Hitter Oracle (H2O) KV cache"};
   app.name("h2o");
   app.require_subcommand(1);
+  // Before the subcommands: they inherit it.
+  app.formatter(h2o::cli::MakeHelpFormatter());
   const h2o::cli::Command commands[] = {
       h2o::cli::RegisterGenerate(app), h2o::cli::RegisterPerplexity(app),
       h2o::cli::RegisterTokenize(app), h2o::cli::RegisterInspect(app),
@@ -21,6 +24,11 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterServe(app),
   };
 
+  // Usage errors exit 2, runtime errors (Fail) 1. `h2o` alone: the usage.
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
   // CLI11 would report an unknown command word as a missing subcommand.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -45,8 +53,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::string where = "h2o";
-    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "h2o: error: %s (see '%s --help')\n", e.what(), where.c_str());
+    CLI::App* command = &app;
+    for (CLI::App* sub : app.get_subcommands()) {
+      where += " " + sub->get_name();
+      command = sub;
+    }
+    std::fflush(stdout);
+    std::fprintf(stderr, "h2o: error: %s (see '%s --help')\n",
+                 h2o::cli::DescribeParseError(e, app, *command).c_str(), where.c_str());
     return 2;
   }
   for (const h2o::cli::Command& command : commands) {

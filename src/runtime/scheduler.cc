@@ -114,12 +114,16 @@ void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error
   event.error = error;
   event.kv_bytes = r.reservation;
   event.evictions = evicted;
+  // The cache is freed and the stats say so before the request hears it
+  // ended: whoever it tells (a server's client) then sees the memory free.
+  r.sequence.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.kv_reserved_bytes -= r.reservation;
+    stats_.requests_finished += 1;
+    stats_.evictions += evicted;
+  }
   if (r.request.on_event) r.request.on_event(event);
-  r.sequence.reset();  // the cache is freed now
-  std::lock_guard<std::mutex> lock(mu_);
-  stats_.kv_reserved_bytes -= r.reservation;
-  stats_.requests_finished += 1;
-  stats_.evictions += evicted;
 }
 
 void Scheduler::ApplyCancellations() {

@@ -17,8 +17,6 @@ using testing::RunH2o;
 
 const std::string kModel = testing::ModelPath();
 
-
-
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -53,7 +51,8 @@ TEST(Cli, GenerateTokenIdsMatchReference) {
 }
 
 TEST(Cli, SameSeedSameSample) {
-  const std::string cmd = "generate -m " + kModel + " -p 'Once' -n 40 --temp 1 --seed 7 --print-ids";
+  const std::string cmd =
+      "generate -m " + kModel + " -p 'Once' -n 40 --temp 1 --seed 7 --print-ids";
   const auto a = RunH2o(cmd);
   const auto b = RunH2o(cmd);
   const auto c = RunH2o("generate -m " + kModel + " -p 'Once' -n 40 --temp 1 --seed 8 --print-ids");
@@ -66,7 +65,8 @@ TEST(Cli, PerplexityJsonMatchesReference) {
   const auto ref = testing::ReadJson("stories260K/reference_nll.json")[0];
   std::string files;
   for (const auto& s : ref["per_stream"]) {
-    files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
+    files.append(" ").append(
+        testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
   const auto r = RunH2o("perplexity -m " + kModel + " --json --kv-type f32 --token-file" + files);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -116,6 +116,11 @@ TEST(CliErrors, UnknownCommand) {
   testing::ExpectUsageError(RunH2o("fly -m x"), "unknown command 'fly'");
 }
 // h2o serve checks its flags and the model before it listens.
+// The bundled model's GGUF has no chat template: chat asks for one.
+TEST(CliErrors, ChatWithoutATemplate) {
+  ExpectOneErrorLine(RunH2o("chat -m " + kModel),
+                     "has no chat template h2o recognizes; name one with --chat-template");
+}
 TEST(CliErrors, ServeBadFlags) {
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv bogus:k=1"), "--kv");
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv-mem lots"), "--kv-mem");
@@ -133,10 +138,12 @@ TEST(CliErrors, BadNumber) {
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi -n many"), "many");
 }
 TEST(CliErrors, MissingModelFile) {
-  ExpectOneErrorLine(RunH2o("generate -m /nonexistent/model.gguf -p hi"), "/nonexistent/model.gguf");
+  ExpectOneErrorLine(RunH2o("generate -m /nonexistent/model.gguf -p hi"),
+                     "/nonexistent/model.gguf");
 }
 TEST(CliErrors, BadTokenIds) {
-  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 x 3'"), "'x' is not a token id");
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 x 3'"),
+                     "'x' is not a token id");
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 9999'"), "out of range");
 }
 TEST(CliErrors, PromptPastContext) {

@@ -24,5 +24,6 @@ Command RegisterMkModel(CLI::App& app);
 Command RegisterAnalyze(CLI::App& app);
 Command RegisterEval(CLI::App& app);
 Command RegisterServe(CLI::App& app);
+Command RegisterChat(CLI::App& app);
 
 }  // namespace h2o::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterAnalyze(app),
       h2o::cli::RegisterEval(app),
       h2o::cli::RegisterServe(app),
+      h2o::cli::RegisterChat(app),
   };
 
   // Usage errors exit 2, runtime errors (Fail) 1. `h2o` alone: the usage.

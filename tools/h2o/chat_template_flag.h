@@ -3,6 +3,7 @@
 // recognized as.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,9 @@
 #include "model/model.h"
 
 namespace h2o::cli {
+
+// Adds --chat-template NAME.
+void AddChatTemplateFlag(CLI::App& cmd, std::string& name);
 
 // `name` non-empty: that template (an error names the known ones). Empty:
 // the model's, or nullopt when it has none we recognize.

@@ -43,6 +43,19 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
                  "write the kept positions and scores per layer and KV head as JSON at the end");
 }
 
+void AddSamplingFlags(CLI::App& cmd, SamplerOptions& sampling) {
+  cmd.add_option("--temp", sampling.temperature, "temperature (0: greedy)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--top-k", sampling.top_k, "top-k (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--top-p", sampling.top_p, "top-p (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd.add_option("--seed", sampling.seed, "random seed")->capture_default_str();
+}
+
 void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,
                    const std::string& what) {
   CLI::App* app = &cmd;

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "gguf/file.h"
 #include "model/model.h"
+#include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
 
@@ -32,6 +33,9 @@ struct ModelFlags {
 // Adds -m/--model (required), -c/--ctx-size, -t/--threads, --chunk,
 // --kv-type, --kv, --kv-pos-shift, --kv-dump.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
+
+// Adds --temp, --top-k, --top-p and --seed.
+void AddSamplingFlags(CLI::App& cmd, SamplerOptions& sampling);
 
 // Makes parsing fail unless at least one of two options was given, e.g.
 // RequireEither(cmd, "--file", "--token-file", "an input (-f TEXT or

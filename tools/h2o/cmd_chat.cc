@@ -147,22 +147,11 @@ Command RegisterChat(CLI::App& app) {
   // (allocated next to its budget) small.
   AddModelFlags(*cmd, f->model, /*default_chunk=*/64);
   cmd->add_option("--system", f->system, "a system message before the conversation");
-  cmd->add_option("--chat-template", f->chat_template,
-                  "llama2, llama3, chatml, phi3, gemma, mistral or zephyr (default: recognized "
-                  "from the GGUF)");
+  AddChatTemplateFlag(*cmd, f->chat_template);
   cmd->add_option("-n,--n-predict", f->n_predict, "most tokens per reply")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--temp", f->sampling.temperature, "temperature (0: greedy)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--top-k", f->sampling.top_k, "top-k (0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--top-p", f->sampling.top_p, "top-p (1: off)")
-      ->check(CLI::Range(0.0f, 1.0f))
-      ->capture_default_str();
-  cmd->add_option("--seed", f->sampling.seed, "random seed")->capture_default_str();
+  AddSamplingFlags(*cmd, f->sampling);
   cmd->add_flag("--ignore-eos", f->ignore_eos, "keep replying past end-of-generation tokens");
   return {cmd, [f] { return RunChat(*f); }};
 }

@@ -121,16 +121,7 @@ Command RegisterGenerate(CLI::App& app) {
   cmd->add_option("-n,--n-predict", f->n_predict, "tokens to generate")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--temp", f->sampling.temperature, "temperature (0: greedy)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--top-k", f->sampling.top_k, "top-k (0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--top-p", f->sampling.top_p, "top-p (1: off)")
-      ->check(CLI::Range(0.0f, 1.0f))
-      ->capture_default_str();
-  cmd->add_option("--seed", f->sampling.seed, "random seed")->capture_default_str();
+  AddSamplingFlags(*cmd, f->sampling);
   cmd->add_flag("--print-ids", f->print_ids, "print the token ids (prompt + generated) instead of text");
   cmd->add_flag("--ignore-eos", f->ignore_eos, "keep generating after end-of-sequence");
   RequireEither(*cmd, "--prompt", "--tokens", "a prompt (-p TEXT or --tokens IDS)");

@@ -125,9 +125,7 @@ Command RegisterServe(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--api-key", f->api_key, "require 'Authorization: Bearer KEY' on /v1/*");
-  cmd->add_option("--chat-template", f->chat_template,
-                  "llama2, llama3, chatml, phi3, gemma, mistral or zephyr (default: recognized "
-                  "from the GGUF)");
+  AddChatTemplateFlag(*cmd, f->chat_template);
   cmd->add_option("--max-body", f->max_body, "largest request body")->capture_default_str();
   return {cmd, [f] { return RunServe(*f); }};
 }

@@ -1,6 +1,7 @@
 // Issue 14, item 1: generate, inspect and bench print one KV memory figure
 // (kv/kv_report.h) for the same configuration, and an evicting cache that
 // needs more than a full one on a short input says why.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,7 +17,7 @@ using testing::RunH2o;
 // The text after `marker` up to the end of its line.
 std::string After(const std::string& text, const std::string& marker) {
   const size_t at = text.find(marker);
-  if (at == std::string::npos) return "<no '" + marker + "' in: " + text + ">";
+  if (at == std::string::npos) return fmt::format("<no '{}' in: {}>", marker, text);
   const size_t from = at + marker.size();
   return text.substr(from, text.find('\n', from) - from);
 }
@@ -42,10 +43,11 @@ TEST(KvMemoryCli, GenerateInspectAndBenchPrintTheSameFigure) {
   // bench's cells: the allocated figure and the ratio of the same line.
   const std::string allocated = line.substr(0, line.find(") allocated"));
   const std::string row = After(bench.out, "| tg15 | 0 | h2o:heavy=4,recent=4 |");
-  EXPECT_NE(row.find(" " + allocated.substr(0, allocated.find(';')) + ") | "), std::string::npos)
+  EXPECT_NE(row.find(fmt::format(" {}) | ", allocated.substr(0, allocated.find(';')))),
+            std::string::npos)
       << row << "\nvs " << line;
   const std::string ratio = line.substr(line.rfind(": ") + 2, 5);  // "0.67x"
-  EXPECT_NE(row.find("| " + ratio + " |"), std::string::npos) << row << "\nvs " << line;
+  EXPECT_NE(row.find(fmt::format("| {} |", ratio)), std::string::npos) << row << "\nvs " << line;
 }
 
 // A full policy is the full cache of its tokens: 1.00x in bench, never

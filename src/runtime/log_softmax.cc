@@ -4,7 +4,6 @@
 #include <cmath>
 
 namespace h2o {
-namespace {
 
 double LogSumExp(std::span<const float> logits) {
   const double max_logit = *std::max_element(logits.begin(), logits.end());
@@ -12,8 +11,6 @@ double LogSumExp(std::span<const float> logits) {
   for (float l : logits) sum += std::exp(static_cast<double>(l) - max_logit);
   return max_logit + std::log(sum);
 }
-
-}  // namespace
 
 double NegLogSoftmax(std::span<const float> logits, int32_t target) {
   return LogSumExp(logits) - static_cast<double>(logits[target]);

@@ -8,6 +8,8 @@
 
 namespace h2o {
 
+// log sum exp(logits): log softmax(logits)[i] = logits[i] - LogSumExp(logits).
+double LogSumExp(std::span<const float> logits);
 // -log softmax(logits)[target].
 double NegLogSoftmax(std::span<const float> logits, int32_t target);
 // log softmax(logits) into `out` (resized).

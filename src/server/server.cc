@@ -74,9 +74,11 @@ const char* FinishName(FinishReason r) { return r == FinishReason::kLength ? "le
 // sampled from.
 TokenLogprob Logprobs(const Tokenizer& tokenizer, std::span<const float> logits, int32_t token,
                       int32_t top_n) {
+  // One pass over the vocabulary for the token and all its alternatives.
+  const double lse = LogSumExp(logits);
   TokenLogprob t;
   t.piece = tokenizer.TokenToPiece(token);
-  t.logprob = -NegLogSoftmax(logits, token);
+  t.logprob = static_cast<double>(logits[token]) - lse;
   if (top_n > 0) {
     std::vector<int32_t> ids(logits.size());
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
@@ -85,7 +87,7 @@ TokenLogprob Logprobs(const Tokenizer& tokenizer, std::span<const float> logits,
       return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
     });
     for (size_t i = 0; i < n; ++i) {
-      t.top.emplace_back(tokenizer.TokenToPiece(ids[i]), -NegLogSoftmax(logits, ids[i]));
+      t.top.emplace_back(tokenizer.TokenToPiece(ids[i]), static_cast<double>(logits[ids[i]]) - lse);
     }
   }
   return t;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,21 @@ PlotSeries PerLayerSeries(const AttentionAnalysis& a, std::string name, Field fi
     s.y.push_back(field(a.layers[l]));
   }
   return s;
+}
+
+// The fitted score = e^log_c * rank^-alpha over the fitted ranks, dashed in
+// its layer's colour; a straight line on the log-log plot, so its two ends
+// draw it. Nullopt for a fit of fewer than 2 points.
+std::optional<PlotSeries> FitSeries(size_t layer, const PowerLawFit& fit, int color) {
+  if (!std::isfinite(fit.alpha) || fit.n_points < 2) return std::nullopt;
+  const double c = std::exp(fit.log_c), last = static_cast<double>(fit.n_points);
+  return PlotSeries{fmt::format("layer {} fit: {:.3g} * rank^{:.2f} (R^2 {:.2f})", layer, c,
+                                -fit.alpha, fit.r_squared),
+                    {1.0, last},
+                    {c, c * std::pow(last, -fit.alpha)},
+                    {},
+                    true,
+                    color};
 }
 
 }  // namespace
@@ -122,12 +138,16 @@ std::string PowerLawSvg(const AttentionAnalysis& a) {
     if (l == previous) continue;
     previous = l;
     const LayerAnalysis& layer = a.layers[l];
-    PlotSeries s{fmt::format("layer {} (alpha {:.2f})", l, layer.fit.alpha), {}, {}};
+    const int color = static_cast<int>(i);
+    PlotSeries s{fmt::format("layer {}", l), {}, {}, {}, false, color};
     for (size_t r = 0; r < layer.rank_scores.size(); ++r) {
       s.x.push_back(static_cast<double>(r + 1));
       s.y.push_back(layer.rank_scores[r]);
     }
     plot.series.push_back(std::move(s));
+    if (std::optional<PlotSeries> fit = FitSeries(l, layer.fit, color)) {
+      plot.series.push_back(std::move(*fit));
+    }
   }
   return RenderLinePlotSvg(plot);
 }

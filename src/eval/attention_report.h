@@ -49,7 +49,9 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& analysis, const AnalysisSou
 // Sparsity per layer (one line).
 std::string SparsitySvg(const AttentionAnalysis& analysis);
 // Accumulated attention vs rank, log-log, one line per layer (at most 8
-// layers, evenly spaced, first and last included).
+// layers, evenly spaced, first and last included), each followed by its
+// fitted power law as a dashed line in the same colour, named with its
+// parameters ("layer 2 fit: 0.42 * rank^-1.05 (R^2 0.97)").
 std::string PowerLawSvg(const AttentionAnalysis& analysis);
 // Heavy-hitter overlap per layer, with the chance level k / T.
 std::string HeavyOverlapSvg(const AttentionAnalysis& analysis);

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 namespace h2o {
 namespace {
@@ -88,12 +90,39 @@ double NiceStep(double span) {
 // [lo, hi] in axis space, lo <= hi; nullopt when no point is plottable.
 using Range = std::optional<std::pair<double, double>>;
 
+// A log axis over less than 3 decades would get 1 to 3 ticks at whole
+// decades and waste most of its height; ticks at m * 10^k (m of 1-2-5, or
+// 1..9 under one decade) keep a handful and let the axis end close to the
+// data. Returns the ticks from the last one <= lo to the first one >= hi
+// (log10 space, lo < hi); fewer than 2 when lo and hi are on one tick.
+std::vector<double> LogTicksInsideDecades(double lo, double hi) {
+  static constexpr double kCoarse[] = {1, 2, 5}, kFine[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::span<const double> mantissas =
+      hi - lo >= 1 ? std::span<const double>(kCoarse) : std::span<const double>(kFine);
+  std::vector<double> all;  // ascending, from below lo to above hi
+  for (double k = std::floor(lo) - 1; k <= std::ceil(hi) + 1; ++k) {
+    for (const double m : mantissas) all.push_back(k + std::log10(m));
+  }
+  constexpr double kSlack = 1e-9;  // a value on a tick is on it, not past it
+  size_t first = 0;
+  while (first + 1 < all.size() && all[first + 1] <= lo + kSlack) ++first;
+  size_t last = first;
+  while (last + 1 < all.size() && all[last] < hi - kSlack) ++last;
+  return {all.begin() + static_cast<std::ptrdiff_t>(first),
+          all.begin() + static_cast<std::ptrdiff_t>(last) + 1};
+}
+
 // The axis over `range`, widened to round tick values.
 Axis MakeAxis(bool log, Range range) {
   Axis axis;
   axis.log = log;
   double lo = range ? range->first : 0.0, hi = range ? range->second : 1.0;
-  if (log) {
+  if (log && lo < hi && hi - lo < 3) axis.ticks = LogTicksInsideDecades(lo, hi);
+  if (axis.ticks.size() >= 2) {
+    lo = axis.ticks.front();
+    hi = axis.ticks.back();
+  } else if (log) {
+    axis.ticks.clear();
     // Whole decades, at least one; at most ~10 labelled ones.
     lo = std::floor(lo);
     hi = std::ceil(hi);
@@ -131,22 +160,43 @@ Axis MakeAxis(bool log, Range range) {
   return axis;
 }
 
-// The ranges of the plottable points on each axis.
+// The error bar's half-length at point i, or nullopt when it has none.
+std::optional<double> ErrorAt(const PlotSeries& s, size_t i) {
+  if (i >= s.y_err.size() || !std::isfinite(s.y_err[i]) || s.y_err[i] <= 0) return std::nullopt;
+  return s.y_err[i];
+}
+
+// The ranges of the plottable points (and their error bars' ends) on each
+// axis.
 std::pair<Range, Range> DataRanges(const LinePlot& plot) {
   Range xr, yr;
-  const auto extend = [](Range& r, double v) {
-    r = r ? std::pair(std::min(r->first, v), std::max(r->second, v)) : std::pair(v, v);
+  const auto extend = [](Range& r, std::optional<double> v) {
+    if (!v) return;
+    r = r ? std::pair(std::min(r->first, *v), std::max(r->second, *v)) : std::pair(*v, *v);
   };
   for (const PlotSeries& s : plot.series) {
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       const auto ax = ToAxisSpace(s.x[i], plot.log_x);
       const auto ay = ToAxisSpace(s.y[i], plot.log_y);
       if (!ax || !ay) continue;
-      extend(xr, *ax);
-      extend(yr, *ay);
+      extend(xr, ax);
+      extend(yr, ay);
+      if (const auto e = ErrorAt(s, i)) {
+        extend(yr, ToAxisSpace(s.y[i] + *e, plot.log_y));
+        extend(yr, ToAxisSpace(s.y[i] - *e, plot.log_y));  // none on a log axis when <= 0
+      }
     }
   }
   return {xr, yr};
+}
+
+// Lengths read true only from 0, so a linear y axis reaches it, unless that
+// would squeeze the data into less than half the height: then the axis is
+// zoomed and AppendAxisBreak marks it.
+Range WithZeroWhenCheap(Range y) {
+  if (y && y->first > 0 && y->first <= y->second / 2) y->first = 0;
+  if (y && y->second < 0 && y->second >= y->first / 2) y->second = 0;
+  return y;
 }
 
 std::string Num(double v) { return fmt::format("{:.2f}", v); }
@@ -180,9 +230,51 @@ void AppendAxes(std::string& svg, const Axis& x_axis, const Axis& y_axis) {
   svg += "</g>\n";
 }
 
+// A y axis that does not reach 0 (log, or zoomed) gets a "//" across its
+// line next to the end nearest 0, and a note above the plot saying why.
+void AppendAxisBreak(std::string& svg, const Axis& y_axis) {
+  const bool at_top = !y_axis.log && y_axis.hi < 0;
+  if (!y_axis.log && y_axis.lo <= 0 && !at_top) return;
+  const double py = at_top ? kPlotTop + 12 : kPlotBottom - 12;
+  svg += fmt::format(
+      "<g class=\"axis-break\" stroke=\"#000\" stroke-width=\"1.5\">"
+      "<rect x=\"{0}\" y=\"{1}\" width=\"12\" height=\"6\" fill=\"#fff\" stroke=\"none\"/>"
+      "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{4}\"/>"
+      "<line x1=\"{0}\" y1=\"{5}\" x2=\"{3}\" y2=\"{2}\"/></g>\n",
+      Num(kPlotLeft - 6), Num(py - 3), Num(py), Num(kPlotLeft + 6), Num(py - 6), Num(py + 6));
+  const std::string note =
+      y_axis.log ? "y axis: log scale (no 0)"
+                 : fmt::format("y axis {} at {}, not 0", at_top ? "ends" : "starts",
+                               y_axis.TickLabel(at_top ? y_axis.hi : y_axis.lo));
+  svg += fmt::format(
+      "<text class=\"axis-note\" x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
+      Num(kPlotLeft), Num(kPlotTop - 8), EscapeXml(note));
+}
+
+// Pixel coordinates of a point in axis space.
+double PixelX(const Axis& x_axis, double ax) {
+  return kPlotLeft + x_axis.Fraction(ax) * (kPlotRight - kPlotLeft);
+}
+double PixelY(const Axis& y_axis, double ay) {
+  return kPlotBottom - y_axis.Fraction(ay) * (kPlotBottom - kPlotTop);
+}
+
+// The bar of y +- err at pixel column px: a vertical line with caps. On a
+// log axis an end at or below 0 is drawn to the axis' bottom.
+std::string ErrorBar(double px, double y, double err, const Axis& y_axis) {
+  const auto top = y_axis.ToAxis(y + err);
+  if (!top) return "";
+  const double bottom = y_axis.ToAxis(y - err).value_or(y_axis.lo);
+  const double pt = PixelY(y_axis, *top), pb = PixelY(y_axis, std::max(bottom, y_axis.lo));
+  return fmt::format(
+      "<path class=\"error-bar\" d=\"M{0} {1} L{0} {2} M{3} {1} L{4} {1} M{3} {2} L{4} {2}\" "
+      "fill=\"none\" stroke-width=\"1\"/>",
+      Num(px), Num(pt), Num(pb), Num(px - 4), Num(px + 4));
+}
+
 void AppendSeries(std::string& svg, const PlotSeries& s, const char* color, const Axis& x_axis,
                   const Axis& y_axis) {
-  std::string path, markers;
+  std::string path, markers, bars;
   bool pen_down = false;
   size_t plotted = 0;
   for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
@@ -192,33 +284,43 @@ void AppendSeries(std::string& svg, const PlotSeries& s, const char* color, cons
       pen_down = false;  // a gap where the data has none
       continue;
     }
-    const double px = kPlotLeft + x_axis.Fraction(*ax) * (kPlotRight - kPlotLeft);
-    const double py = kPlotBottom - y_axis.Fraction(*ay) * (kPlotBottom - kPlotTop);
+    const double px = PixelX(x_axis, *ax), py = PixelY(y_axis, *ay);
     path += fmt::format("{}{} {} ", pen_down ? "L" : "M", Num(px), Num(py));
     pen_down = true;
     markers += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\"/>", Num(px), Num(py));
+    if (const auto e = ErrorAt(s, i)) bars += ErrorBar(px, s.y[i], *e, y_axis);
     ++plotted;
   }
   if (!path.empty()) path.pop_back();
   svg += fmt::format("<g class=\"series\" fill=\"{0}\" stroke=\"{0}\">\n<title>{1}</title>\n",
                      color, EscapeXml(s.name));
   if (!path.empty()) {
-    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke-width=\"2\"/>\n", path);
+    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke-width=\"2\"{}/>\n", path,
+                       s.dashed ? " stroke-dasharray=\"6 4\"" : "");
   }
-  if (plotted <= kMaxMarkedPoints && !markers.empty()) svg += markers + "\n";
+  if (!s.dashed && plotted <= kMaxMarkedPoints && !markers.empty()) svg += markers + "\n";
+  if (!bars.empty()) svg += bars + "\n";
   svg += "</g>\n";
+}
+
+const char* SeriesColor(const LinePlot& plot, size_t i) {
+  const int own = plot.series[i].color;
+  return kColors[(own >= 0 ? static_cast<size_t>(own) : i) % kColors.size()];
 }
 
 void AppendLegend(std::string& svg, const LinePlot& plot) {
   svg += "<g class=\"legend\" font-size=\"12\">\n";
   for (size_t i = 0; i < plot.series.size(); ++i) {
-    const char* color = kColors[i % kColors.size()];
+    const char* color = SeriesColor(plot, i);
+    const bool dashed = plot.series[i].dashed;
     const double y = kPlotTop + 10 + 20 * static_cast<double>(i);
     svg += fmt::format(
         "<g class=\"legend-entry\"><line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
-        "stroke=\"{3}\" stroke-width=\"2\"/><circle cx=\"{4}\" cy=\"{1}\" r=\"3\" "
-        "fill=\"{3}\"/><text x=\"{5}\" y=\"{6}\">{7}</text></g>\n",
-        Num(kPlotRight + 15), Num(y), Num(kPlotRight + 45), color, Num(kPlotRight + 30),
+        "stroke=\"{3}\" stroke-width=\"2\"{4}/>{5}<text x=\"{6}\" y=\"{7}\">{8}</text></g>\n",
+        Num(kPlotRight + 15), Num(y), Num(kPlotRight + 45), color,
+        dashed ? " stroke-dasharray=\"6 4\"" : "",
+        dashed ? "" : fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>",
+                                  Num(kPlotRight + 30), Num(y), color),
         Num(kPlotRight + 52), Num(y + 4), EscapeXml(plot.series[i].name));
   }
   svg += "</g>\n";
@@ -229,7 +331,7 @@ void AppendLegend(std::string& svg, const LinePlot& plot) {
 std::string RenderLinePlotSvg(const LinePlot& plot) {
   const auto [x_range, y_range] = DataRanges(plot);
   const Axis x_axis = MakeAxis(plot.log_x, x_range);
-  const Axis y_axis = MakeAxis(plot.log_y, y_range);
+  const Axis y_axis = MakeAxis(plot.log_y, plot.log_y ? y_range : WithZeroWhenCheap(y_range));
 
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
   svg += fmt::format(
@@ -242,6 +344,7 @@ std::string RenderLinePlotSvg(const LinePlot& plot) {
       "font-size=\"16\">{}</text>\n",
       Num((kPlotLeft + kPlotRight) / 2), EscapeXml(plot.title));
   AppendAxes(svg, x_axis, y_axis);
+  AppendAxisBreak(svg, y_axis);
   svg += fmt::format(
       "<text class=\"x-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" "
       "font-size=\"13\">{}</text>\n",
@@ -251,7 +354,7 @@ std::string RenderLinePlotSvg(const LinePlot& plot) {
       "font-size=\"13\" transform=\"rotate(-90 20 {0})\">{1}</text>\n",
       Num((kPlotTop + kPlotBottom) / 2), EscapeXml(plot.y_label));
   for (size_t i = 0; i < plot.series.size(); ++i) {
-    AppendSeries(svg, plot.series[i], kColors[i % kColors.size()], x_axis, y_axis);
+    AppendSeries(svg, plot.series[i], SeriesColor(plot, i), x_axis, y_axis);
   }
   AppendLegend(svg, plot);
   svg += "</svg>\n";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -136,12 +137,56 @@ nlohmann::json SweepJson(const SweepReport& report) {
   return {{"title", report.title}, {"metrics", metrics}, {"rows", rows}, {"meta", report.meta}};
 }
 
+std::optional<size_t> StdErrMetric(const SweepReport& report, size_t metric) {
+  const std::string name = report.metrics.at(metric).name + "_stderr";
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    if (report.metrics[m].name == name) return m;
+  }
+  return std::nullopt;
+}
+
+bool IsStdErrMetric(const SweepReport& report, size_t metric) {
+  for (size_t m = 0; m < report.metrics.size(); ++m) {
+    if (StdErrMetric(report, m) == metric) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Whether the plot's values call for a log y axis. Perplexity is exp(mean
+// NLL): on a log axis equal heights are equal NLL differences, and a
+// policy that collapses (h2only, 8x the others' perplexity) no longer
+// squeezes h2o, local, sink and full into the bottom eighth of a linear
+// axis, where their few-percent differences vanish. The test is on the
+// data, not the metric's name, so any metric whose values span a factor of
+// 4 or more gets the same treatment; below that a linear axis (from 0, or
+// zoomed and marked as such by the renderer) reads more directly. A metric
+// with a value <= 0 (KL of full is 0) stays linear: log cannot show it.
+bool NeedsLogAxis(const LinePlot& plot) {
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (const PlotSeries& s : plot.series) {
+    for (const double y : s.y) {
+      if (std::isnan(y)) continue;
+      if (!(y > 0) || !std::isfinite(y)) return false;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+  }
+  return lo <= hi && hi >= 4 * lo;
+}
+
+}  // namespace
+
 LinePlot SweepPlot(const SweepReport& report, size_t metric) {
   LinePlot plot;
   plot.title = fmt::format("{}: {}", report.title, report.metrics.at(metric).name);
   plot.y_label = report.metrics[metric].label;
-  // Each budgeted row's x; the order of the points follows it.
-  std::map<std::string, std::vector<std::pair<double, double>>> points;
+  const std::optional<size_t> stderr_metric = StdErrMetric(report, metric);
+  if (stderr_metric) plot.y_label += " (bars: \u00b11 standard error)";
+  // Each budgeted row's x, value and standard error; the order of the
+  // points follows x.
+  std::map<std::string, std::vector<std::array<double, 3>>> points;
   bool percent = false;
   double x_min = HUGE_VAL, x_max = -HUGE_VAL;
   for (const SweepRow& row : report.rows) {
@@ -151,40 +196,53 @@ LinePlot SweepPlot(const SweepReport& report, size_t metric) {
     percent = budget.value().percent;
     x_min = std::min(x_min, budget.value().value);
     x_max = std::max(x_max, budget.value().value);
-    points[row.policy].emplace_back(budget.value().value, ValueAt(row, metric));
+    points[row.policy].push_back({budget.value().value, ValueAt(row, metric),
+                                  stderr_metric ? ValueAt(row, *stderr_metric) : std::nan("")});
   }
-  plot.x_label = percent ? "KV cache budget (% of the sequence)" : "KV cache budget (tokens)";
+  plot.x_label = percent ? fmt::format("KV cache budget (% of {})", report.budget_percent_of)
+                         : "KV cache budget (tokens)";
   if (x_min > x_max) return plot;
   for (const std::string& policy : Policies(report)) {
     PlotSeries series{policy, {}, {}};
     if (auto it = points.find(policy); it != points.end()) {
       std::sort(it->second.begin(), it->second.end());
-      for (const auto& [x, y] : it->second) {
+      for (const auto& [x, y, err] : it->second) {
         series.x.push_back(x);
         series.y.push_back(y);
+        series.y_err.push_back(err);
       }
     } else {
       for (const SweepRow& row : report.rows) {
         if (row.policy == policy && row.budget.empty()) {
+          const double err = stderr_metric ? ValueAt(row, *stderr_metric) : std::nan("");
           series.x = {x_min, x_max};
           series.y = {ValueAt(row, metric), ValueAt(row, metric)};
+          series.y_err = {err, err};
         }
       }
     }
     plot.series.push_back(std::move(series));
   }
+  plot.log_y = NeedsLogAxis(plot);
   return plot;
 }
 
-Status WriteSweepFiles(const SweepReport& report, const std::string& prefix) {
-  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".md", SweepMarkdown(report)));
-  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".csv", SweepCsv(report)));
-  H2O_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".json", SweepJson(report).dump(2) + "\n"));
+Status WriteSweepFiles(const SweepReport& report, const std::string& prefix,
+                       const std::function<void(const std::string& path)>& wrote) {
+  const auto write = [&wrote](const std::string& path, std::string_view contents) {
+    H2O_RETURN_IF_ERROR(WriteFileAtomically(path, contents));
+    if (wrote) wrote(path);
+    return Status::Ok();
+  };
+  H2O_RETURN_IF_ERROR(write(prefix + ".md", SweepMarkdown(report)));
+  H2O_RETURN_IF_ERROR(write(prefix + ".csv", SweepCsv(report)));
+  H2O_RETURN_IF_ERROR(write(prefix + ".json", SweepJson(report).dump(2) + "\n"));
   if (report.Budgets().empty()) return Status::Ok();
   for (size_t m = 0; m < report.metrics.size(); ++m) {
+    if (IsStdErrMetric(report, m)) continue;  // error bars on its metric's plot
     const std::string path =
         m == 0 ? prefix + ".svg" : fmt::format("{}.{}.svg", prefix, report.metrics[m].name);
-    H2O_RETURN_IF_ERROR(WriteFileAtomically(path, RenderLinePlotSvg(SweepPlot(report, m))));
+    H2O_RETURN_IF_ERROR(write(path, RenderLinePlotSvg(SweepPlot(report, m))));
   }
   return Status::Ok();
 }

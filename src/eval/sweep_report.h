@@ -7,6 +7,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,9 @@
 
 namespace h2o {
 
+// A metric named "<name>_stderr" (lm-eval-harness's naming) is the
+// standard error of the metric "<name>" of the same report: tables list it
+// as a metric of its own, plots draw it as error bars on <name>'s points.
 struct SweepMetric {
   std::string name;   // key in CSV/JSON and the markdown heading: "ppl", "acc_norm"
   std::string label;  // what it is, for headings and axes: "perplexity"
@@ -38,6 +43,10 @@ struct SweepReport {
   // Anything else a reader should know (model, chunk, kv type); written
   // into the JSON only.
   nlohmann::json meta = nlohmann::json::object();
+  // What a percentage budget is a percentage of, for the plots' x axis:
+  // "each stream's tokens" (ResolveKvSpec's prompt length, as the command
+  // resolves it).
+  std::string budget_percent_of = "each sequence's tokens";
 
   // Budget labels in the order rows first use them; empty when no row has
   // one (then the report is a plain list of specs).
@@ -57,18 +66,29 @@ std::string SweepCsv(const SweepReport& report);
 // (null when empty), "kv", "values": {name: value or null}}], "meta"}.
 nlohmann::json SweepJson(const SweepReport& report);
 
+// The index of the metric holding metric's standard error ("<name>_stderr"),
+// if the report has one.
+std::optional<size_t> StdErrMetric(const SweepReport& report, size_t metric);
+// Whether the metric is another metric's standard error.
+bool IsStdErrMetric(const SweepReport& report, size_t metric);
+
 // The plot of one metric (index into report.metrics) against the budget:
 // one series per policy that has budgets, its points in budget order (x =
 // the budget's number: percent or tokens, whichever the rows use); a
 // budget-less row (full) is a horizontal line across the budgets' range.
-// Rows whose budget is not a ParseKvBudget form are left out. Empty series
-// when the report has no budgets.
+// The metric's standard error, when the report has one, gives each point
+// its error bar. The y axis is log when the values span a factor of 4 or
+// more (see the .cc). Rows whose budget is not a ParseKvBudget form are
+// left out. Empty series when the report has no budgets.
 LinePlot SweepPlot(const SweepReport& report, size_t metric);
 
 // Writes PREFIX.md, PREFIX.csv, PREFIX.json and, when the report has
-// budgets, an SVG plot per metric: PREFIX.svg for the first metric and
-// PREFIX.<name>.svg for each other. Each file is written atomically (a
-// temporary file renamed into place), so none is ever left half-written.
-Status WriteSweepFiles(const SweepReport& report, const std::string& prefix);
+// budgets, an SVG plot per metric that is not a standard error: PREFIX.svg
+// for the first metric and PREFIX.<name>.svg for each other. Each file is
+// written atomically (a temporary file renamed into place), so none is
+// ever left half-written; `wrote` (when set) is called with each path
+// after its file is in place.
+Status WriteSweepFiles(const SweepReport& report, const std::string& prefix,
+                       const std::function<void(const std::string& path)>& wrote = {});
 
 }  // namespace h2o

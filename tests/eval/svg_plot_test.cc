@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <string>
@@ -199,6 +201,134 @@ TEST(SvgPlot, ManyPointsDrawALineWithoutMarkers) {
   const std::string group = SeriesGroup(svg, 0);
   EXPECT_EQ(Count(group, "<circle"), 0u);
   EXPECT_EQ(Count(PathData(group), "L"), 999u);
+}
+
+// The y pixel of each tick label of the y axis (text-anchor="end"), by label.
+std::vector<std::pair<std::string, double>> YTicks(const std::string& svg) {
+  std::vector<std::pair<std::string, double>> ticks;
+  const std::string key = "text-anchor=\"end\">";
+  for (size_t at = svg.find(key); at != std::string::npos; at = svg.find(key, at + 1)) {
+    const size_t y = svg.rfind(" y=\"", at);
+    const size_t end = svg.find('<', at);
+    ticks.emplace_back(svg.substr(at + key.size(), end - at - key.size()),
+                       std::stod(svg.substr(y + 4)));
+  }
+  return ticks;
+}
+
+// Each error bar's vertical extent in pixels (from its "M x top L x bottom").
+std::vector<double> ErrorBarLengths(const std::string& svg) {
+  std::vector<double> lengths;
+  const std::string key = "class=\"error-bar\" d=\"M";
+  for (size_t at = svg.find(key); at != std::string::npos; at = svg.find(key, at + 1)) {
+    double x1 = 0, top = 0, x2 = 0, bottom = 0;
+    EXPECT_EQ(std::sscanf(svg.c_str() + at + key.size(), "%lf %lf L%lf %lf", &x1, &top, &x2,
+                          &bottom),
+              4);
+    EXPECT_EQ(x1, x2);  // vertical
+    lengths.push_back(bottom - top);
+  }
+  return lengths;
+}
+
+TEST(SvgPlot, ErrorBarsOnePerPointWithAStandardError) {
+  LinePlot plot;
+  // Bars at x = 1 (0.5) and x = 3 (1.0); none where the error is NaN, 0 or missing.
+  plot.series = {{"acc", {1, 2, 3, 4, 5}, {5, 6, 7, 8, 9}, {0.5, kNan, 1.0, 0}},
+                 {"no errors", {1, 2}, {4, 4}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_EQ(Count(svg, "class=\"error-bar\""), 2u);
+  EXPECT_EQ(Count(SeriesGroup(svg, 1), "error-bar"), 0u);
+  const std::vector<double> lengths = ErrorBarLengths(svg);
+  ASSERT_EQ(lengths.size(), 2u);
+  EXPECT_GT(lengths[0], 5);
+  EXPECT_NEAR(lengths[1], 2 * lengths[0], 0.05);  // linear axis: twice the error, twice the bar
+  // The bars fit in the picture: the axis reaches y + err = 8 at x = 3.
+  double top = 1e9;
+  for (const auto& [label, y] : YTicks(svg)) top = std::min(top, y);
+  EXPECT_GE(CircleAttr(SeriesGroup(svg, 0), "cy")[2] - lengths[1] / 2, top - 4 - 0.01);
+}
+
+TEST(SvgPlot, ErrorBarsOnALogAxisStopAtTheAxisBelowZero) {
+  LinePlot plot;
+  plot.log_y = true;
+  plot.series = {{"ppl", {1, 2}, {10, 20}, {20, 5}}};  // 10 - 20 < 0: the bar ends at the axis
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  ASSERT_EQ(ErrorBarLengths(svg).size(), 2u);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+}
+
+TEST(SvgPlot, LinearYAxisStartsAtZeroWhenThatCostsUnderHalfTheHeight) {
+  LinePlot plot;
+  plot.series = {{"s", {1, 2}, {0.3, 0.8}}};  // 0.3 <= 0.8 / 2: from 0
+  std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(YTicks(svg).front().first, "0");
+  EXPECT_EQ(Count(svg, "class=\"axis-break\""), 0u);
+  EXPECT_EQ(Count(svg, "class=\"axis-note\""), 0u);
+
+  plot.series = {{"s", {1, 2}, {3.4, 3.9}}};  // from 0 the data would fill an eighth
+  svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_NE(YTicks(svg).front().first, "0");
+  EXPECT_EQ(Count(svg, "class=\"axis-break\""), 1u);
+  EXPECT_NE(svg.find("y axis starts at " + YTicks(svg).front().first + ", not 0</text>"),
+            std::string::npos)
+      << svg;
+  const std::vector<double> cy = CircleAttr(SeriesGroup(svg, 0), "cy");
+  EXPECT_GT(cy[0] - cy[1], 100);  // zoomed: the difference fills the height
+
+  plot.series = {{"s", {1, 2}, {-3.9, -3.4}}};  // all negative: the break is at the top
+  svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(Count(svg, "class=\"axis-break\""), 1u);
+  EXPECT_NE(svg.find("y axis ends at"), std::string::npos) << svg;
+}
+
+TEST(SvgPlot, LogYAxisIsMarkedAsHavingNoZero) {
+  LinePlot plot;
+  plot.log_y = true;
+  plot.series = {{"s", {1, 2}, {1, 1000}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(Count(svg, "class=\"axis-break\""), 1u);
+  EXPECT_NE(svg.find("log scale"), std::string::npos);
+}
+
+TEST(SvgPlot, LogAxisUnderThreeDecadesHasTicksInsideTheDecades) {
+  LinePlot plot;
+  plot.log_y = true;
+  plot.series = {{"s", {1, 2, 3}, {3.4, 3.9, 28.2}}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  std::vector<std::string> labels;
+  for (const auto& [label, y] : YTicks(svg)) labels.push_back(label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"3", "4", "5", "6", "7", "8", "9", "10", "20", "30"}));
+  // Ends on the ticks enclosing the data, not on whole decades (1 .. 100).
+  const std::vector<double> cy = CircleAttr(SeriesGroup(svg, 0), "cy");
+  EXPECT_GT(cy[0] - cy[1], 15);  // 3.4 vs 3.9: apart, not squashed
+}
+
+TEST(SvgPlot, DashedSeriesHasNoMarkersAndMayShareAColour) {
+  LinePlot plot;
+  plot.series = {{"data", {1, 2, 3}, {1, 2, 3}},
+                 {"other", {1, 2, 3}, {3, 2, 1}},
+                 {"data fit", {1, 3}, {1, 3}, {}, /*dashed=*/true, /*color=*/0}};
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  const std::string fit = SeriesGroup(svg, 2);
+  EXPECT_EQ(Count(fit, "<circle"), 0u);
+  EXPECT_EQ(Count(fit, "stroke-dasharray"), 1u);
+  EXPECT_EQ(Count(SeriesGroup(svg, 0), "stroke-dasharray"), 0u);
+  const auto fill = [](const std::string& group) {
+    const size_t at = group.find("fill=\"");
+    return group.substr(at, group.find('"', at + 6) - at);
+  };
+  EXPECT_EQ(fill(fit), fill(SeriesGroup(svg, 0)));
+  EXPECT_NE(fill(fit), fill(SeriesGroup(svg, 1)));
+  // Its legend entry is a dashed line without a marker.
+  const size_t legend = svg.find("class=\"legend\"");
+  EXPECT_EQ(Count(svg.substr(legend), "stroke-dasharray"), 1u);
+  EXPECT_EQ(Count(svg.substr(legend), "<circle"), 2u);
 }
 
 }  // namespace

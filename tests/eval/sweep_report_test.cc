@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -93,7 +94,8 @@ TEST(SweepReport, PlotHasALinePerPolicyAndFullAcrossTheBudgets) {
   const LinePlot plot = SweepPlot(TwoPolicyReport(), 0);
   EXPECT_EQ(plot.title, "toy sweep: ppl");
   EXPECT_EQ(plot.y_label, "perplexity");
-  EXPECT_EQ(plot.x_label, "KV cache budget (% of the sequence)");
+  EXPECT_EQ(plot.x_label, "KV cache budget (% of each sequence's tokens)");
+  EXPECT_FALSE(plot.log_y);  // 12.5 .. 20: within a factor of 4
   ASSERT_EQ(plot.series.size(), 3u);
   EXPECT_EQ(plot.series[0].name, "full");
   EXPECT_EQ(plot.series[0].x, (std::vector<double>{10, 20}));
@@ -115,6 +117,104 @@ TEST(SweepReport, PlotHasALinePerPolicyAndFullAcrossTheBudgets) {
   ASSERT_EQ(counts.series.size(), 1u);
   EXPECT_EQ(counts.series[0].x, (std::vector<double>{16, 64}));
   EXPECT_EQ(counts.series[0].y, (std::vector<double>{0.25, 0.5}));
+}
+
+TEST(SweepReport, PercentAxisSaysWhatThePercentageIsOf) {
+  SweepReport r = TwoPolicyReport();
+  r.budget_percent_of = "each stream's tokens";
+  const LinePlot plot = SweepPlot(r, 0);
+  EXPECT_EQ(plot.x_label, "KV cache budget (% of each stream's tokens)");
+  EXPECT_NE(RenderLinePlotSvg(plot).find(">KV cache budget (% of each stream&apos;s tokens)<"),
+            std::string::npos);
+}
+
+// The README's perplexity sweep of stories260K: h2only 8x the others.
+SweepReport OutlierReport() {
+  SweepReport r;
+  r.title = "perplexity";
+  r.metrics = {{"ppl", "perplexity", 4}};
+  r.rows = {{"full", "", "full", {3.4002}}};
+  const std::pair<const char*, std::array<double, 3>> policies[] = {
+      {"local", {3.8249, 3.5683, 3.4131}},
+      {"h2o", {3.8774, 3.5659, 3.4127}},
+      {"sink", {3.8294, 3.5671, 3.4124}},
+      {"h2only", {28.2319, 21.2298, 7.3003}}};
+  for (const auto& [policy, ppl] : policies) {
+    const char* budgets[] = {"10%", "20%", "50%"};
+    for (size_t b = 0; b < 3; ++b) r.rows.push_back({policy, budgets[b], "", {ppl[b]}});
+  }
+  return r;
+}
+
+// The cy of every marker of the series group named `name`.
+std::vector<double> MarkerYs(const std::string& svg, const std::string& name) {
+  const size_t group = svg.find("<title>" + name + "</title>");
+  std::vector<double> ys;
+  if (group == std::string::npos) return ys;
+  const size_t end = svg.find("</g>", group);
+  for (size_t at = svg.find(" cy=\"", group); at < end; at = svg.find(" cy=\"", at + 1)) {
+    ys.push_back(std::stod(svg.substr(at + 5)));
+  }
+  return ys;
+}
+
+TEST(SweepReport, AnOutlierPolicyPutsThePlotOnALogAxis) {
+  const LinePlot plot = SweepPlot(OutlierReport(), 0);
+  EXPECT_TRUE(plot.log_y);
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(testing::XmlProblem(svg), "") << svg;
+  EXPECT_EQ(testing::Count(svg, "class=\"axis-break\""), 1u);
+  EXPECT_NE(svg.find("log scale"), std::string::npos);
+  // h2o's points (3.88, 3.57, 3.41) stay apart instead of sharing the
+  // bottom few pixels of a 0..30 axis (about 5 px there).
+  const std::vector<double> h2o = MarkerYs(svg, "h2o");
+  ASSERT_EQ(h2o.size(), 3u);
+  EXPECT_GT(h2o[2] - h2o[0], 15) << svg;  // SVG y grows downwards: 10% is higher
+  // and h2o at 10% is clearly above full.
+  const std::vector<double> full = MarkerYs(svg, "full");
+  ASSERT_EQ(full.size(), 2u);
+  EXPECT_GT(full[0] - h2o[0], 15);
+
+  // Without h2only the values are within a factor of 4: a linear axis,
+  // zoomed (3.4 .. 3.9 from 0 would fill an eighth) and marked as such.
+  SweepReport close = OutlierReport();
+  std::erase_if(close.rows, [](const SweepRow& row) { return row.policy == "h2only"; });
+  const LinePlot linear = SweepPlot(close, 0);
+  EXPECT_FALSE(linear.log_y);
+  const std::string zoomed = RenderLinePlotSvg(linear);
+  EXPECT_NE(zoomed.find(", not 0</text>"), std::string::npos);
+  EXPECT_GT(MarkerYs(zoomed, "h2o")[2] - MarkerYs(zoomed, "h2o")[0], 100);
+}
+
+// Multiple choice as `h2o eval` reports it: acc with its standard error.
+SweepReport AccuracyReport() {
+  SweepReport r;
+  r.title = "cloze";
+  r.metrics = {{"acc", "accuracy", 4}, {"acc_stderr", "standard error of acc", 4}};
+  r.rows = {{"full", "", "full", {0.7, 0.06}},
+            {"h2o", "10%", "", {0.4, 0.065}},
+            {"h2o", "20%", "", {0.6, kNaN}},
+            {"local", "10%", "", {0.45, 0.066}},
+            {"local", "20%", "", {0.5, 0.067}}};
+  return r;
+}
+
+TEST(SweepReport, StandardErrorsAreErrorBarsNotAPlotOfTheirOwn) {
+  const SweepReport r = AccuracyReport();
+  EXPECT_EQ(StdErrMetric(r, 0), std::optional<size_t>(1));
+  EXPECT_EQ(StdErrMetric(r, 1), std::nullopt);
+  EXPECT_FALSE(IsStdErrMetric(r, 0));
+  EXPECT_TRUE(IsStdErrMetric(r, 1));
+  const LinePlot plot = SweepPlot(r, 0);
+  EXPECT_NE(plot.y_label.find("standard error"), std::string::npos) << plot.y_label;
+  ASSERT_EQ(plot.series.size(), 3u);
+  EXPECT_EQ(plot.series[0].y_err, (std::vector<double>{0.06, 0.06}));  // full, at both ends
+  EXPECT_EQ(plot.series[2].y_err, (std::vector<double>{0.066, 0.067}));
+  // A bar per point with a standard error: full 2, h2o 1 (20% has none), local 2.
+  const std::string svg = RenderLinePlotSvg(plot);
+  EXPECT_EQ(testing::XmlProblem(svg), "") << svg;
+  EXPECT_EQ(testing::Count(svg, "class=\"error-bar\""), 5u);
+  EXPECT_EQ(testing::Count(RenderLinePlotSvg(SweepPlot(r, 1)), "class=\"error-bar\""), 0u);
 }
 
 std::string Slurp(const std::filesystem::path& p) {
@@ -142,6 +242,17 @@ TEST(SweepReport, WritesEveryFileUnderThePrefix) {
   size_t n_files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n_files;
   EXPECT_EQ(n_files, 5u);  // no temporaries left
+  // A standard error has no plot of its own, and each file is reported once written.
+  std::vector<std::string> wrote;
+  ASSERT_TRUE(WriteSweepFiles(AccuracyReport(), (dir / "acc").string(),
+                              [&wrote](const std::string& path) { wrote.push_back(path); })
+                  .ok());
+  const std::string acc = (dir / "acc").string();
+  EXPECT_EQ(wrote,
+            (std::vector<std::string>{acc + ".md", acc + ".csv", acc + ".json", acc + ".svg"}));
+  for (const std::string& path : wrote) EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_FALSE(std::filesystem::exists(acc + ".acc_stderr.svg"));
+  EXPECT_EQ(testing::Count(Slurp(acc + ".svg"), "class=\"error-bar\""), 5u);
   const Status bad = WriteSweepFiles(r, (dir / "missing" / "out").string());
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("cannot write"), std::string::npos) << bad.message();

@@ -4,9 +4,11 @@
 // so specs are compared on identical input. Only the test itself is inside
 // the clock; depth filling, Reset and session creation are not. The depth
 // is filled once per test: with more than one repetition the state after
-// it is saved and restored before each further repetition (bit-identical
-// to refilling, see Session::Save), which makes deep tests -r times
-// cheaper; the saved copy of the cache counts in peak_rss_bytes.
+// it is saved and restored before each further run (bit-identical to
+// refilling, see Session::Save), which makes deep tests -r times cheaper;
+// the saved copy of the cache counts in peak_rss_bytes. The warm-up run is
+// the test itself, untimed, so that each test's first timed run does not
+// pay for paging in what that test touches (its cache, its activations).
 #include "eval/bench.h"
 
 #include <sys/resource.h>
@@ -23,6 +25,7 @@
 
 #include "kv/kv_cache.h"
 #include "core/strings.h"
+#include "runtime/sequence.h"
 #include "runtime/session.h"
 
 namespace h2o {
@@ -36,6 +39,28 @@ double Median(std::vector<double> v) {
 }
 
 size_t MatrixBytes(const WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); }
+
+std::string TestContext(const KvSpec& spec, const BenchTest& test) {
+  return fmt::format("--kv '{}' for {} at depth {} ({} tokens)", spec.text, test.Name(),
+                     test.depth, test.total());
+}
+
+// The session of one test: n_ctx = depth + n_tokens, the spec resolved
+// against that.
+Result<SessionOptions> TestSessionOptions(const KvSpec& spec, const BenchTest& test,
+                                          const BenchOptions& options) {
+  if (test.n_tokens < 1 || test.depth < 0 || test.total() > INT32_MAX) {
+    return Status::Error(fmt::format("bad bench test {} at depth {}", test.Name(), test.depth));
+  }
+  H2O_ASSIGN_OR_RETURN(KvPlan plan, ResolveForTest(spec, test));
+  SessionOptions o;
+  o.n_ctx = static_cast<int32_t>(test.total());
+  o.n_threads = options.n_threads;
+  o.max_chunk = options.chunk;
+  o.kv_type = options.kv_type;
+  o.kv = std::move(plan);
+  return o;
+}
 
 }  // namespace
 
@@ -117,11 +142,17 @@ std::vector<int32_t> RandomTokens(int32_t n_vocab, size_t n, uint64_t seed) {
 
 Result<KvPlan> ResolveForTest(const KvSpec& spec, const BenchTest& test) {
   auto plan = ResolveKvSpec(spec, test.total());
-  if (!plan.ok()) {
-    return plan.status().WithContext(fmt::format("--kv '{}' for {} at depth {} ({} tokens)",
-                                                 spec.text, test.Name(), test.depth, test.total()));
-  }
+  if (!plan.ok()) return plan.status().WithContext(TestContext(spec, test));
   return plan;
+}
+
+Status CheckBenchTest(const Model& model, const KvSpec& spec, const BenchTest& test,
+                      const BenchOptions& options) {
+  H2O_ASSIGN_OR_RETURN(const SessionOptions o, TestSessionOptions(spec, test, options));
+  if (auto bytes = Sequence::KvBytes(model, o, /*max_chunk_limit=*/0); !bytes.ok()) {
+    return bytes.status().WithContext(TestContext(spec, test));
+  }
+  return Status::Ok();
 }
 
 Status WarmUp(const Model& model, const BenchOptions& options) {
@@ -143,39 +174,33 @@ Status WarmUp(const Model& model, const BenchOptions& options) {
 
 Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const BenchTest& test,
                                  const BenchOptions& options, double membw_gbps) {
-  if (test.n_tokens < 1 || test.depth < 0 || test.total() > INT32_MAX) {
-    return Status::Error(fmt::format("bad bench test {} at depth {}", test.Name(), test.depth));
-  }
   if (options.repetitions < 1) {
     return Status::Error(fmt::format("bad repetition count {}", options.repetitions));
   }
-  H2O_ASSIGN_OR_RETURN(KvPlan plan, ResolveForTest(spec, test));
-  ResetPeakRss();  // best effort: else peak_rss_bytes is the process's peak so far
+  H2O_ASSIGN_OR_RETURN(const SessionOptions o, TestSessionOptions(spec, test, options));
+  BenchRecord r;
+  // Best effort: else peak_rss_bytes is the process's peak so far.
+  r.peak_rss_per_test = ResetPeakRss();
   const HParams& hp = model.hparams();
-  const int32_t total = static_cast<int32_t>(test.total());
+  const int32_t total = o.n_ctx;
 
-  SessionOptions o;
-  o.n_ctx = total;
-  o.n_threads = options.n_threads;
-  o.max_chunk = options.chunk;
-  o.kv_type = options.kv_type;
-  o.kv = plan;
   auto created = Session::Create(model, o);
-  if (!created.ok()) return created.status().WithContext(fmt::format("--kv '{}'", spec.text));
+  if (!created.ok()) return created.status().WithContext(TestContext(spec, test));
   Session& session = **created;
   const std::vector<int32_t> ids = RandomTokens(hp.n_vocab, total, options.seed);
   const std::span<const int32_t> context = std::span(ids).first(test.depth);
   const std::span<const int32_t> tested = std::span(ids).subspan(test.depth);
 
-  BenchRecord r;
   r.test = test;
   r.kv = spec.text;
-  r.kv_resolved = plan.Describe();
+  r.kv_resolved = o.kv.Describe();
   r.threads = options.n_threads;
   SessionSnapshot after_depth;
-  const bool reuse_depth = !context.empty() && options.repetitions > 1;
-  for (int32_t rep = 0; rep < options.repetitions; ++rep) {
-    if (rep > 0 && reuse_depth) {
+  const int32_t untimed = options.warmup ? 1 : 0;
+  const int32_t runs = untimed + options.repetitions;
+  const bool reuse_depth = !context.empty() && runs > 1;
+  for (int32_t run = 0; run < runs; ++run) {
+    if (run > 0 && reuse_depth) {
       session.Restore(after_depth);
     } else {
       session.Reset();
@@ -191,9 +216,11 @@ Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const B
       }
     }
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    r.tps.push_back(test.n_tokens / std::max(elapsed.count(), 1e-9));
+    if (run >= untimed) r.tps.push_back(test.n_tokens / std::max(elapsed.count(), 1e-9));
   }
-  r.tps_min = *std::min_element(r.tps.begin(), r.tps.end());
+  const auto [lo, hi] = std::minmax_element(r.tps.begin(), r.tps.end());
+  r.tps_min = *lo;
+  r.tps_max = *hi;
   r.tps_median = Median(r.tps);
   const KvCache& cache = session.cache();
   r.kv_memory = KvMemoryFor(cache.config(), cache.policy());

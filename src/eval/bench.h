@@ -44,7 +44,8 @@ struct BenchOptions {
   int32_t n_threads = 1;
   int32_t chunk = 512;  // tokens per forward pass for depth filling and pp (0: all at once)
   TensorType kv_type = TensorType::kF16;
-  int32_t repetitions = 3;  // >= 1
+  int32_t repetitions = 3;  // >= 1, timed
+  bool warmup = true;       // one untimed run of the test before the timed ones
   uint64_t seed = 1234;     // of the random token stream
 };
 
@@ -69,9 +70,10 @@ struct BenchRecord {
   BenchTest test;
   std::string kv;           // the spec as given
   std::string kv_resolved;  // KvPlan::Describe() at depth + n_tokens
-  std::vector<double> tps;  // tokens per second, one per repetition, in run order
+  std::vector<double> tps;  // tokens per second, one per timed repetition, in run order
   double tps_min = 0;
   double tps_median = 0;
+  double tps_max = 0;
   // The KV figure of every command (kv/kv_report.h): the session's cache,
   // and a full cache of depth + n_tokens tokens counted the same way
   // (sliding-window layers at min(depth + n_tokens, W)); kv_bytes and
@@ -82,10 +84,12 @@ struct BenchRecord {
   size_t kv_bytes = 0;
   size_t kv_bytes_full = 0;
   std::string kv_over_full;
-  // Peak RSS of the process during this test (session, depth filling and
-  // the timed runs; the mapped weights count once touched). Where the
-  // kernel cannot reset the peak, the process's peak so far.
+  // Peak RSS of the process during this test (session, depth filling, the
+  // warm-up and the timed runs; the mapped weights count once touched).
+  // peak_rss_per_test false: the kernel could not reset the peak, so this
+  // is the process's peak so far, at the end of the test.
   size_t peak_rss_bytes = 0;
+  bool peak_rss_per_test = false;
   int32_t threads = 0;
   // tg only (nullopt for pp): mean tokens per (layer, KV head) that a
   // generated token attends to (a sliding-window layer: at most W); weights
@@ -108,12 +112,20 @@ Result<KvPlan> ResolveForTest(const KvSpec& spec, const BenchTest& test);
 // weights are paged in and the threads have started once.
 Status WarmUp(const Model& model, const BenchOptions& options);
 
-// Runs one test `repetitions` times in one session sized for it (n_ctx =
-// depth + n_tokens, chunk = options.chunk): each repetition resets the
-// session, feeds `depth` random tokens untimed (evicting over the budget
-// after each chunk), then times the test: one Eval of n_tokens tokens (pp)
-// or n_tokens Evals of one token (tg). membw_gbps <= 0: no roofline.
-// Errors: the spec does not resolve, or a session error.
+// Whether RunBenchTest can run this test with this spec, without
+// allocating: the spec resolves and the model takes the session (e.g. the
+// context fits a model with learned positions). Errors name the spec and
+// the test, as ResolveForTest's.
+Status CheckBenchTest(const Model& model, const KvSpec& spec, const BenchTest& test,
+                      const BenchOptions& options);
+
+// Runs one test in one session sized for it (n_ctx = depth + n_tokens,
+// chunk = options.chunk): with options.warmup once untimed, then
+// `repetitions` times timed. Each run resets the session, feeds `depth`
+// random tokens untimed (evicting over the budget after each chunk), then
+// runs the test: one Eval of n_tokens tokens (pp) or n_tokens Evals of one
+// token (tg). membw_gbps <= 0: no roofline.
+// Errors: those of CheckBenchTest, or a session error.
 Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const BenchTest& test,
                                  const BenchOptions& options, double membw_gbps);
 

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "cli/run_binary.h"
 #include "test_data.h"
@@ -81,7 +83,12 @@ TEST(BenchCli, MarkdownTableAndPercentSpecs) {
                         "-p 8 -n 4 --depth 16 --kv full --kv h2o:heavy=25%,recent=25% "
                         "-r 1 -t 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| model | type / size | threads | test | depth | kv | t/s (min) |"),
+  EXPECT_NE(r.out.find("| model | type / size | threads | test | depth | kv | t/s (median) | "
+                       "t/s (min..max) | KV bytes | KV vs full | peak RSS | GB/s | roofline |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("t/s: the median and the range of 1 timed run per test, after one "
+                       "untimed warm-up run; peak RSS: the process's peak resident memory"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("|---|"), std::string::npos) << r.out;
@@ -100,6 +107,160 @@ TEST(BenchCli, MarkdownTableAndPercentSpecs) {
   }
   EXPECT_EQ(rows, 4u) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;  // no progress lines when stderr is not a terminal
+}
+
+// The cells of a markdown row ("| a | b |" -> {"a", "b"}).
+std::vector<std::string> RowCells(const std::string& row) {
+  std::vector<std::string> cells;
+  size_t at = row.find("| ");
+  while (at != std::string::npos) {
+    const size_t end = row.find(" |", at + 2);
+    if (end == std::string::npos) break;
+    cells.push_back(row.substr(at + 2, end - at - 2));
+    at = row.find("| ", end + 1);
+  }
+  return cells;
+}
+
+// The table's rows: the lines that start with "| stories260K.gguf |".
+std::vector<std::vector<std::string>> TableRows(const std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  size_t begin = 0;
+  while (begin < out.size()) {
+    size_t end = out.find('\n', begin);
+    if (end == std::string::npos) end = out.size();
+    const std::string line = out.substr(begin, end - begin);
+    if (line.starts_with("| stories260K.gguf |")) rows.push_back(RowCells(line));
+    begin = end + 1;
+  }
+  return rows;
+}
+
+// "2.50 MiB" -> bytes.
+double ParseBytes(const std::string& text) {
+  const size_t space = text.find(' ');
+  if (space == std::string::npos) return -1;
+  const std::string unit = text.substr(space + 1);
+  const double value = std::stod(text.substr(0, space));
+  const std::map<std::string, double> scale = {
+      {"B", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}};
+  const auto it = scale.find(unit);
+  return it == scale.end() ? -1 : value * it->second;
+}
+
+// Every row: the median lies in min..max, and peak RSS is a size above the
+// model file's (stories260K is 1.1 MiB, all of it read to run).
+TEST(BenchCli, MedianRangeAndPeakRssColumns) {
+  const auto r = RunH2o(kBench + "-p 8 -n 4 --depth 0,8 -r 3 -t 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = TableRows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 13u) << r.out;
+    const double median = std::stod(row[6]);
+    const size_t dots = row[7].find("..");
+    ASSERT_NE(dots, std::string::npos) << row[7];
+    const double lo = std::stod(row[7].substr(0, dots));
+    const double hi = std::stod(row[7].substr(dots + 2));
+    EXPECT_GT(lo, 0.0);
+    EXPECT_LE(lo, median);
+    EXPECT_LE(median, hi);
+    EXPECT_GT(ParseBytes(row[10]), 1.1 * 1024 * 1024) << row[10];
+  }
+}
+
+// A percent budget is 0 tokens at depth 0 (10% of 4) but not at depth 32
+// (10% of 36): that one cell is skipped with a note, the others run.
+TEST(BenchCli, SkipsAnInvalidCell) {
+  const std::string args = "-p 4 -n 0 --depth 0,32 --kv full,h2o:heavy=10%,recent=10% -r 1 -t 1";
+  const auto r = RunH2o(kBench + args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "h2o: note: skipping --kv 'h2o:heavy=10%,recent=10%' for pp4 at depth 0 (4 tokens): "
+            "KV budget must be at least 1 token (h2o:heavy=10%,recent=10% gives 0 for a 4-token "
+            "prompt)\n");
+  const auto rows = TableRows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  // full at 0 and 32, then h2o at 0 (skipped) and 32.
+  EXPECT_EQ(rows[0][5], "full");
+  EXPECT_GT(std::stod(rows[0][6]), 0.0);
+  EXPECT_EQ(rows[2][3], "pp4");
+  EXPECT_EQ(rows[2][4], "0");
+  EXPECT_EQ(rows[2][5], "h2o:heavy=10%,recent=10%");
+  EXPECT_EQ(rows[2][6], "skipped");
+  EXPECT_EQ(rows[3][4], "32");
+  EXPECT_EQ(rows[3][5], "h2o:heavy=10%,recent=10% (= h2o:heavy=3,recent=3)");
+  EXPECT_GT(std::stod(rows[3][6]), 0.0);
+
+  const auto j = RunH2o(kBench + args + " -o json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto records = nlohmann::json::parse(j.out)["records"];
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[2]["skipped"], true);
+  EXPECT_EQ(records[2]["depth"], 0);
+  EXPECT_EQ(records[2]["kv"], "h2o:heavy=10%,recent=10%");
+  EXPECT_NE(records[2]["skip_reason"].get<std::string>().find("KV budget must be at least 1"),
+            std::string::npos);
+  EXPECT_FALSE(records[2].contains("tps_median"));
+  for (const size_t i : {0, 1, 3}) {
+    EXPECT_EQ(records[i]["skipped"], false) << records[i].dump();
+    EXPECT_GT(records[i]["tps_median"].get<double>(), 0.0) << records[i].dump();
+  }
+}
+
+TEST(BenchCli, EveryCellInvalidIsAnError) {
+  const auto r = RunH2o(kBench + "-p 2,4 -n 0 --kv h2o:heavy=10%,recent=10% -r 1 -t 1");
+  ExpectOneErrorLine(r, "nothing to run: all 2 tests are invalid, the first: --kv "
+                        "'h2o:heavy=10%,recent=10%' for pp2 at depth 0 (2 tokens)");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+// -o json is --json; -o jsonl is a line per test with the configuration in
+// each; the timed runs are -r, the warm-up not among them.
+TEST(BenchCli, OutputFormats) {
+  const std::string args = "-p 8 -n 4 --depth 0 --kv full -r 2 -t 1 ";
+  const auto json = RunH2o(kBench + args + "-o json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["warmup"], true);
+  EXPECT_EQ(j["repetitions"], 2);
+  ASSERT_EQ(j["records"].size(), 2u);
+  for (const auto& rec : j["records"]) {
+    EXPECT_EQ(rec["tps"].size(), 2u) << rec.dump();
+    EXPECT_LE(rec["tps_min"].get<double>(), rec["tps_median"].get<double>());
+    EXPECT_LE(rec["tps_median"].get<double>(), rec["tps_max"].get<double>());
+    EXPECT_GT(rec["peak_rss_bytes"].get<double>(), 1.1 * 1024 * 1024);
+    EXPECT_TRUE(rec["peak_rss_per_test"].is_boolean());
+    EXPECT_EQ(rec["skipped"], false);
+  }
+  const auto alias = RunH2o(kBench + args + "--json --no-warmup");
+  ASSERT_EQ(alias.exit_code, 0) << alias.err;
+  const auto a = nlohmann::json::parse(alias.out);
+  EXPECT_EQ(a["warmup"], false);
+  EXPECT_EQ(a["records"].size(), 2u);
+
+  const auto lines = RunH2o(kBench + args + "-o jsonl");
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  std::vector<nlohmann::json> records;
+  size_t begin = 0;
+  while (begin < lines.out.size()) {
+    const size_t end = lines.out.find('\n', begin);
+    ASSERT_NE(end, std::string::npos) << lines.out;
+    records.push_back(nlohmann::json::parse(lines.out.substr(begin, end - begin)));
+    begin = end + 1;
+  }
+  ASSERT_EQ(records.size(), 2u) << lines.out;
+  EXPECT_EQ(records[0]["test"], "pp8");
+  EXPECT_EQ(records[1]["test"], "tg4");
+  for (const auto& rec : records) {
+    EXPECT_EQ(rec["model"], testing::ModelPath());
+    EXPECT_EQ(rec["threads"], 1);
+    EXPECT_EQ(rec["tps"].size(), 2u);
+    EXPECT_FALSE(rec.contains("records"));
+  }
+
+  testing::ExpectUsageError(RunH2o(kBench + args + "-o yaml"), "-o/--output");
+  testing::ExpectUsageError(RunH2o(kBench + args + "--json -o md"), "--json");
 }
 
 TEST(BenchCli, Errors) {
@@ -180,6 +341,28 @@ TEST(BenchThroughputCli, FillsTheMemoryOfNFullCaches) {
   EXPECT_EQ(local["requests"], local_fit);
   EXPECT_EQ(local["admitted"], local_fit);
   EXPECT_EQ(local["generated"], local_fit * 16);
+}
+
+// 20 KiB holds a local:recent=8 request (8 slots + a 16-token chunk) but
+// not a full one (64 tokens of 320 bytes of K/V rows alone): full is
+// skipped with a note, local runs.
+TEST(BenchThroughputCli, SkipsAPolicyThatDoesNotFit) {
+  const auto r = RunH2o(kBench +
+                        "--concurrency 2 -p 48 -n 16 --chunk 16 -t 1 --kv full,local:recent=8 "
+                        "--kv-mem 20KiB -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.starts_with("h2o: note: skipping --kv 'full': a request's KV cache (")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["records"].size(), 2u);
+  EXPECT_EQ(j["records"][0]["skipped"], true);
+  EXPECT_EQ(j["records"][0]["kv"], "full");
+  EXPECT_EQ(j["records"][1]["skipped"], false);
+  const auto& local = j["records"][1];
+  EXPECT_EQ(local["admitted"],
+            std::min<int64_t>(2, 20 * 1024 / local["kv_bytes_per_sequence"].get<int64_t>()));
+  EXPECT_GE(local["admitted"].get<int>(), 1);
+  EXPECT_EQ(local["generated"], 2 * 16);
 }
 
 TEST(BenchThroughputCli, BadInputIsOneLine) {

@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -34,7 +37,9 @@ struct BenchFlags {
   std::string kv_type = "f16";
   uint64_t seed = 1234;
   int32_t membw_mib = 256;
-  bool json = false;
+  std::string output = "md";  // -o: md, json or jsonl
+  bool json = false;           // --json: -o json
+  bool warmup = true;
   int32_t concurrency = 0;  // > 0 (or fill): the throughput mode
   bool fill = false;        // as many requests as fit in the KV memory, per policy
   int32_t kv_mem_full = 0;  // > 0: the KV memory is this many full caches' reservations
@@ -51,6 +56,72 @@ Result<std::vector<int32_t>> ParseCounts(const std::vector<std::string>& texts,
     all.insert(all.end(), values.begin(), values.end());
   }
   return all;
+}
+
+enum class Output { kMarkdown, kJson, kJsonl };
+
+Output OutputOf(const BenchFlags& f) {
+  if (f.json || f.output == "json") return Output::kJson;
+  return f.output == "jsonl" ? Output::kJsonl : Output::kMarkdown;
+}
+
+// The records of a run as -o asks. json: one object, the run's
+// configuration with the records under "records", printed at the end.
+// jsonl: a line per record as soon as it comes, the configuration merged
+// in, as llama-bench's jsonl (a long run can be followed, and a killed one
+// keeps its finished lines).
+class RecordPrinter {
+ public:
+  RecordPrinter(Output output, nlohmann::json config)
+      : output_(output), config_(std::move(config)) {}
+
+  void Add(nlohmann::json record) {
+    if (output_ == Output::kJsonl) {
+      nlohmann::json line = config_;
+      line.update(record);
+      std::printf("%s\n", line.dump().c_str());
+      std::fflush(stdout);
+      return;
+    }
+    records_.push_back(std::move(record));
+  }
+
+  void Finish() {
+    if (output_ != Output::kJson) return;
+    config_["records"] = std::move(records_);
+    std::printf("%s\n", config_.dump(2).c_str());
+  }
+
+ private:
+  Output output_;
+  nlohmann::json config_;
+  nlohmann::json records_ = nlohmann::json::array();
+};
+
+// why_skipped: per cell, "" or why it cannot run. Each skipped cell gets a
+// note on stderr; when none can run the command fails instead (the error's
+// exit code), since a table of skipped rows is no result.
+std::optional<int> NoteSkippedCells(const std::vector<std::string>& why_skipped) {
+  const auto skipped = static_cast<size_t>(
+      std::count_if(why_skipped.begin(), why_skipped.end(),
+                    [](const std::string& why) { return !why.empty(); }));
+  if (skipped == 0) return std::nullopt;
+  if (skipped == why_skipped.size()) {
+    return Fail(skipped == 1 ? fmt::format("nothing to run: {}", why_skipped.front())
+                             : fmt::format("nothing to run: all {} tests are invalid, the "
+                                           "first: {}",
+                                           skipped, why_skipped.front()));
+  }
+  for (const std::string& why : why_skipped) {
+    if (!why.empty()) std::fprintf(stderr, "h2o: note: skipping %s\n", why.c_str());
+  }
+  return std::nullopt;
+}
+
+nlohmann::json SkippedRecord(nlohmann::json cell, const std::string& why) {
+  cell["skipped"] = true;
+  cell["skip_reason"] = why;
+  return cell;
 }
 
 nlohmann::json OrNull(const std::optional<double>& v) {
@@ -85,11 +156,6 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   o.batch_tokens = std::max(f.batch_tokens, o.chunk);
   o.kv_type = bench.kv_type;
   o.seed = bench.seed;
-  for (const KvSpec& spec : specs) {
-    if (auto plan = ResolveKvSpec(spec, static_cast<int64_t>(prompt) + gen); !plan.ok()) {
-      return Fail(plan.status().WithContext(fmt::format("--kv '{}'", spec.text)));
-    }
-  }
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
@@ -98,23 +164,30 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
     if (!full.ok()) return Fail(full.status());
     *kv_mem = *full * static_cast<size_t>(f.kv_mem_full);
   }
-  std::vector<int32_t> requests;  // per spec
-  for (const KvSpec& spec : specs) {
-    auto bytes = ThroughputKvBytes(model, spec, o);
-    if (!bytes.ok()) return Fail(bytes.status());
-    if (*bytes > *kv_mem) {
-      return Fail(fmt::format(
+  std::vector<int32_t> requests(specs.size());
+  std::vector<std::string> why_skipped(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto bytes = ThroughputKvBytes(model, specs[i], o);
+    if (!bytes.ok()) {
+      why_skipped[i] = bytes.status().WithContext(fmt::format("--kv '{}'", specs[i].text)).message();
+    } else if (*bytes > *kv_mem) {
+      why_skipped[i] = fmt::format(
           "--kv '{}': a request's KV cache ({}) is larger than the whole KV memory limit (--kv-mem "
           "{})",
-          spec.text, FormatBytes(static_cast<double>(*bytes)),
-          FormatBytes(static_cast<double>(*kv_mem))));
+          specs[i].text, FormatBytes(static_cast<double>(*bytes)),
+          FormatBytes(static_cast<double>(*kv_mem)));
+    } else {
+      requests[i] = f.fill ? static_cast<int32_t>(std::min<size_t>(*kv_mem / *bytes, 4096))
+                           : f.concurrency;
     }
-    requests.push_back(f.fill ? static_cast<int32_t>(std::min<size_t>(*kv_mem / *bytes, 4096))
-                              : f.concurrency);
   }
-  if (Status s = WarmUp(model, bench); !s.ok()) return Fail(s);
+  if (auto failed = NoteSkippedCells(why_skipped)) return *failed;
+  if (bench.warmup) {
+    if (Status s = WarmUp(model, bench); !s.ok()) return Fail(s);
+  }
   const std::string model_name = std::filesystem::path(f.model_path).filename().string();
-  if (!f.json) {
+  const Output output = OutputOf(f);
+  if (output == Output::kMarkdown) {
     const std::string how_many =
         f.fill ? std::string("As many requests as fit") : fmt::format("{} requests", f.concurrency);
     std::printf("%s of %d prompt + %d generated tokens, KV memory %s, %d threads\n\n",
@@ -126,27 +199,49 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
     std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
     std::fflush(stdout);
   }
-  nlohmann::json records = nlohmann::json::array();
+  RecordPrinter printer(
+      output, {{"model", f.model_path},
+               {"mode", "throughput"},
+               {"concurrency", f.fill ? nlohmann::json("fill") : nlohmann::json(f.concurrency)},
+               {"prompt", prompt},
+               {"generate", gen},
+               {"kv_memory_bytes", *kv_mem},
+               {"threads", o.n_threads},
+               {"chunk", o.chunk},
+               {"batch_tokens", o.batch_tokens},
+               {"kv_type", std::string(TraitsOf(o.kv_type).name)},
+               {"warmup", bench.warmup},
+               {"seed", o.seed}});
   for (size_t i = 0; i < specs.size(); ++i) {
     const KvSpec& spec = specs[i];
+    if (!why_skipped[i].empty()) {
+      if (output == Output::kMarkdown) {
+        std::printf("| %s | %s | skipped | - | - | - | - | - | - |\n", model_name.c_str(),
+                    spec.text.c_str());
+      } else {
+        printer.Add(SkippedRecord({{"kv", spec.text}}, why_skipped[i]));
+      }
+      continue;
+    }
     o.concurrency = requests[i];
     auto r = RunThroughput(model, spec, o);
     if (!r.ok()) return Fail(r.status());
-    if (f.json) {
-      records.push_back({{"kv", r->kv},
-                         {"requests", o.concurrency},
-                         {"kv_resolved", r->kv_resolved},
-                         {"kv_bytes_per_sequence", r->kv_bytes_per_sequence},
-                         {"admitted", r->admitted},
-                         {"seconds", r->seconds},
-                         {"generated", r->generated},
-                         {"decode_tps", r->decode_tps},
-                         {"end_to_end_tps", r->end_to_end_tps},
-                         {"ttft_p50_ms", r->ttft_p50_ms},
-                         {"ttft_p99_ms", r->ttft_p99_ms},
-                         {"itl_p50_ms", r->itl_p50_ms},
-                         {"itl_p99_ms", r->itl_p99_ms},
-                         {"peak_rss_bytes", r->peak_rss_bytes}});
+    if (output != Output::kMarkdown) {
+      printer.Add({{"kv", r->kv},
+                   {"skipped", false},
+                   {"requests", o.concurrency},
+                   {"kv_resolved", r->kv_resolved},
+                   {"kv_bytes_per_sequence", r->kv_bytes_per_sequence},
+                   {"admitted", r->admitted},
+                   {"seconds", r->seconds},
+                   {"generated", r->generated},
+                   {"decode_tps", r->decode_tps},
+                   {"end_to_end_tps", r->end_to_end_tps},
+                   {"ttft_p50_ms", r->ttft_p50_ms},
+                   {"ttft_p99_ms", r->ttft_p99_ms},
+                   {"itl_p50_ms", r->itl_p50_ms},
+                   {"itl_p99_ms", r->itl_p99_ms},
+                   {"peak_rss_bytes", r->peak_rss_bytes}});
       continue;
     }
     const std::string kv =
@@ -158,22 +253,7 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
                 r->itl_p99_ms, FormatBytes(static_cast<double>(r->peak_rss_bytes)).c_str());
     std::fflush(stdout);
   }
-  if (f.json) {
-    const nlohmann::json out = {{"model", f.model_path},
-                                {"mode", "throughput"},
-                                {"concurrency", f.fill ? nlohmann::json("fill")
-                                                       : nlohmann::json(f.concurrency)},
-                                {"prompt", prompt},
-                                {"generate", gen},
-                                {"kv_memory_bytes", *kv_mem},
-                                {"threads", o.n_threads},
-                                {"chunk", o.chunk},
-                                {"batch_tokens", o.batch_tokens},
-                                {"kv_type", std::string(TraitsOf(o.kv_type).name)},
-                                {"seed", o.seed},
-                                {"records", records}};
-    std::printf("%s\n", out.dump(2).c_str());
-  }
+  printer.Finish();
   return 0;
 }
 
@@ -230,9 +310,6 @@ int RunBench(const BenchFlags& f) {
     if (t.total() > INT32_MAX) {
       return Fail(fmt::format("--depth {} + {} tokens is too long", t.depth, t.n_tokens));
     }
-    for (const KvSpec& spec : specs) {
-      if (auto plan = ResolveForTest(spec, t); !plan.ok()) return Fail(plan.status());
-    }
   }
   BenchOptions options;
   options.n_threads = f.n_threads > 0
@@ -241,6 +318,7 @@ int RunBench(const BenchFlags& f) {
   options.chunk = f.chunk;
   options.repetitions = f.repetitions;
   options.seed = f.seed;
+  options.warmup = f.warmup;
   const auto kv_type = ParseTensorType(f.kv_type);
   if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
     return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
@@ -253,6 +331,16 @@ int RunBench(const BenchFlags& f) {
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
+  // A cell (spec x test) that cannot run, e.g. a percent budget that is 0
+  // tokens at depth 0, is skipped rather than ending a sweep whose other
+  // cells are fine.
+  std::vector<std::string> why_skipped;  // per cell, in run order
+  for (const KvSpec& spec : specs) {
+    for (const BenchTest& test : tests) {
+      why_skipped.push_back(CheckBenchTest(model, spec, test, options).message());
+    }
+  }
+  if (auto failed = NoteSkippedCells(why_skipped)) return *failed;
   const ModelFootprint footprint = DescribeModel(model);
   const bool progress = isatty(STDERR_FILENO) == 1;
 
@@ -262,62 +350,103 @@ int RunBench(const BenchFlags& f) {
     membw_gbps = MeasureMemoryBandwidthGbps(
         {options.n_threads, static_cast<size_t>(f.membw_mib) << 20, /*passes=*/5});
   }
-  if (Status s = WarmUp(model, options); !s.ok()) return Fail(s);
+  // Asked once here only to say in the header what the column measures;
+  // each test resets the peak again.
+  const bool rss_per_test = ResetPeakRss();
 
   const std::string model_name = std::filesystem::path(f.model_path).filename().string();
   const std::string type_size =
       fmt::format("{} {} {}, {}", footprint.arch, FormatCount(footprint.n_params),
                   footprint.weight_type, FormatBytes(static_cast<double>(footprint.tensor_bytes)));
-  if (!f.json) {
+  const Output output = OutputOf(f);
+  if (output == Output::kMarkdown) {
     std::printf(
         "memory bandwidth: %s (%d threads); weights read per token: %s; percent KV budgets "
-        "resolve against depth + the test's tokens\n\n",
+        "resolve against depth + the test's tokens\n",
         membw_gbps > 0 ? fmt::format("{:.2f} GB/s", membw_gbps).c_str() : "not measured",
         options.n_threads,
         FormatBytes(static_cast<double>(footprint.weight_bytes_per_token)).c_str());
+    std::printf("t/s: the median and the range of %d timed run%s per test%s; peak RSS: %s\n\n",
+                options.repetitions, options.repetitions == 1 ? "" : "s",
+                options.warmup ? ", after one untimed warm-up run" : "",
+                rss_per_test ? "the process's peak resident memory during the test (the mapped "
+                               "weights count once paged in)"
+                             : "the process's peak resident memory so far, at the end of the test "
+                               "(this kernel cannot reset the peak)");
     std::printf(
-        "| model | type / size | threads | test | depth | kv | t/s (min) | KV bytes | KV vs "
-        "full | GB/s | roofline |\n");
-    std::printf("|---|---|--:|---|--:|---|--:|--:|--:|--:|--:|\n");
+        "| model | type / size | threads | test | depth | kv | t/s (median) | t/s (min..max) | KV "
+        "bytes | KV vs full | peak RSS | GB/s | roofline |\n");
+    std::printf("|---|---|--:|---|--:|---|--:|--:|--:|--:|--:|--:|--:|\n");
     std::fflush(stdout);
   }
 
-  nlohmann::json records = nlohmann::json::array();
-  const size_t n_runs = specs.size() * tests.size();
+  RecordPrinter printer(
+      output,
+      {{"model", f.model_path},
+       {"model_type", type_size},
+       {"arch", footprint.arch},
+       {"n_params", footprint.n_params},
+       {"model_bytes", footprint.tensor_bytes},
+       {"weight_bytes_per_token", footprint.weight_bytes_per_token},
+       {"threads", options.n_threads},
+       {"kv_type", std::string(TraitsOf(options.kv_type).name)},
+       {"chunk", options.chunk},
+       {"repetitions", options.repetitions},
+       {"warmup", options.warmup},
+       {"seed", options.seed},
+       {"membw_gbps", membw_gbps > 0 ? nlohmann::json(membw_gbps) : nlohmann::json(nullptr)},
+       {"percent_budgets_resolve_against", "depth + n_tokens"}});
+  const size_t n_runs = why_skipped.size();
   size_t run = 0;
   for (const KvSpec& spec : specs) {
     for (const BenchTest& test : tests) {
-      ++run;
+      const std::string& why = why_skipped[run++];
+      if (!why.empty()) {
+        if (output == Output::kMarkdown) {
+          std::printf("| %s | %s | %d | %s | %d | %s | skipped | - | - | - | - | - | - |\n",
+                      model_name.c_str(), type_size.c_str(), options.n_threads,
+                      test.Name().c_str(), test.depth, spec.text.c_str());
+        } else {
+          printer.Add(SkippedRecord(
+              {{"test", test.Name()}, {"n_tokens", test.n_tokens}, {"depth", test.depth},
+               {"kv", spec.text}},
+              why));
+        }
+        continue;
+      }
       if (progress) {
         std::fprintf(stderr, "bench: [%zu/%zu] %s depth %d, kv %s\n", run, n_runs,
                      test.Name().c_str(), test.depth, spec.text.c_str());
       }
       auto r = RunBenchTest(model, spec, test, options, membw_gbps);
       if (!r.ok()) return Fail(r.status());
-      if (f.json) {
-        records.push_back({{"test", test.Name()},
-                           {"n_tokens", test.n_tokens},
-                           {"depth", test.depth},
-                           {"kv", r->kv},
-                           {"kv_resolved", r->kv_resolved},
-                           {"tps", r->tps},
-                           {"tps_min", r->tps_min},
-                           {"tps_median", r->tps_median},
-                           {"kv_bytes", r->kv_bytes},
-                           {"kv_row_bytes", r->kv_memory.rows},
-                           {"kv_bookkeeping_bytes", r->kv_memory.bookkeeping},
-                           {"kv_bytes_full", r->kv_bytes_full},
-                           {"kv_full_row_bytes", r->kv_memory_full.rows},
-                           {"kv_full_bookkeeping_bytes", r->kv_memory_full.bookkeeping},
-                           {"kv_over_full", r->kv_over_full.empty()
-                                                ? nlohmann::json(nullptr)
-                                                : nlohmann::json(r->kv_over_full)},
-                           {"peak_rss_bytes", r->peak_rss_bytes},
-                           {"threads", r->threads},
-                           {"kv_tokens_read", OrNull(r->kv_tokens_read)},
-                           {"bytes_per_token", OrNull(r->bytes_per_token)},
-                           {"achieved_gbps", OrNull(r->achieved_gbps)},
-                           {"roofline_tps", OrNull(r->roofline_tps)}});
+      if (output != Output::kMarkdown) {
+        printer.Add({{"test", test.Name()},
+                     {"n_tokens", test.n_tokens},
+                     {"depth", test.depth},
+                     {"kv", r->kv},
+                     {"skipped", false},
+                     {"kv_resolved", r->kv_resolved},
+                     {"tps", r->tps},
+                     {"tps_min", r->tps_min},
+                     {"tps_median", r->tps_median},
+                     {"tps_max", r->tps_max},
+                     {"kv_bytes", r->kv_bytes},
+                     {"kv_row_bytes", r->kv_memory.rows},
+                     {"kv_bookkeeping_bytes", r->kv_memory.bookkeeping},
+                     {"kv_bytes_full", r->kv_bytes_full},
+                     {"kv_full_row_bytes", r->kv_memory_full.rows},
+                     {"kv_full_bookkeeping_bytes", r->kv_memory_full.bookkeeping},
+                     {"kv_over_full", r->kv_over_full.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(r->kv_over_full)},
+                     {"peak_rss_bytes", r->peak_rss_bytes},
+                     {"peak_rss_per_test", r->peak_rss_per_test},
+                     {"threads", r->threads},
+                     {"kv_tokens_read", OrNull(r->kv_tokens_read)},
+                     {"bytes_per_token", OrNull(r->bytes_per_token)},
+                     {"achieved_gbps", OrNull(r->achieved_gbps)},
+                     {"roofline_tps", OrNull(r->roofline_tps)}});
         continue;
       }
       const std::string kv =
@@ -327,10 +456,11 @@ int RunBench(const BenchFlags& f) {
       const std::string vs_full =
           fmt::format("{:.2f}x{}", KvRatio(r->kv_memory, r->kv_memory_full),
                       r->kv_over_full.empty() ? "" : " (" + r->kv_over_full + ")");
-      std::printf("| %s | %s | %d | %s | %d | %s | %.2f (%.2f) | %s | %s | %s | %s |\n",
+      std::printf("| %s | %s | %d | %s | %d | %s | %.2f | %.2f..%.2f | %s | %s | %s | %s | %s |\n",
                   model_name.c_str(), type_size.c_str(), r->threads, test.Name().c_str(),
-                  test.depth, kv.c_str(), r->tps_median, r->tps_min,
+                  test.depth, kv.c_str(), r->tps_median, r->tps_min, r->tps_max,
                   FormatKvMemory(r->kv_memory).c_str(), vs_full.c_str(),
+                  FormatBytes(static_cast<double>(r->peak_rss_bytes)).c_str(),
                   r->achieved_gbps ? fmt::format("{:.2f}", *r->achieved_gbps).c_str() : "-",
                   r->roofline_tps
                       ? fmt::format("{:.1f}%", 100.0 * r->tps_median / *r->roofline_tps).c_str()
@@ -338,24 +468,7 @@ int RunBench(const BenchFlags& f) {
       std::fflush(stdout);
     }
   }
-  if (f.json) {
-    const nlohmann::json out = {
-        {"model", f.model_path},
-        {"model_type", type_size},
-        {"arch", footprint.arch},
-        {"n_params", footprint.n_params},
-        {"model_bytes", footprint.tensor_bytes},
-        {"weight_bytes_per_token", footprint.weight_bytes_per_token},
-        {"threads", options.n_threads},
-        {"kv_type", std::string(TraitsOf(options.kv_type).name)},
-        {"chunk", options.chunk},
-        {"repetitions", options.repetitions},
-        {"seed", options.seed},
-        {"membw_gbps", membw_gbps > 0 ? nlohmann::json(membw_gbps) : nlohmann::json(nullptr)},
-        {"percent_budgets_resolve_against", "depth + n_tokens"},
-        {"records", records}};
-    std::printf("%s\n", out.dump(2).c_str());
-  }
+  printer.Finish();
   return 0;
 }
 
@@ -380,8 +493,11 @@ Command RegisterBench(CLI::App& app) {
                   "percentages are of depth + the test's tokens")
       ->capture_default_str();
   cmd->add_option("-r,--repetitions", f->repetitions,
-                  "timed runs per test (min and median); the depth is filled once per test")
+                  "timed runs per test (their median and min..max); the depth is filled once "
+                  "per test")
       ->capture_default_str();
+  cmd->add_flag("!--no-warmup", f->warmup,
+                "no untimed warm-up run of each test before its timed runs");
   cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)");
   cmd->add_option("--chunk", f->chunk,
                   "tokens per forward pass for depth filling and pp (0: all at once)")
@@ -392,7 +508,13 @@ Command RegisterBench(CLI::App& app) {
   cmd->add_option("--membw-mib", f->membw_mib,
                   "buffer read to measure memory bandwidth, MiB (0: skip the roofline)")
       ->capture_default_str();
-  cmd->add_flag("--json", f->json, "print JSON instead of a markdown table");
+  CLI::Option* output =
+      cmd->add_option("-o,--output", f->output,
+                      "md: a markdown table; json: one JSON object, the configuration and a "
+                      "record per test; jsonl: a JSON line per test as it finishes")
+          ->check(CLI::IsMember({"md", "json", "jsonl"}))
+          ->capture_default_str();
+  cmd->add_flag("--json", f->json, "the same as -o json")->excludes(output);
   cmd->add_option("--concurrency", f->concurrency,
                   "throughput mode: N requests of -p prompt + -n generated tokens at once, "
                   "continuously batched under --kv-mem, per --kv policy (admitted sequences, "

@@ -17,8 +17,8 @@
 namespace h2o {
 namespace {
 
-constexpr double kWidth = 760, kHeight = 460;
-constexpr double kPlotLeft = 80, kPlotRight = kWidth - 200;  // legend to the right
+constexpr double kMinWidth = 760, kHeight = 460;
+constexpr double kPlotLeft = 80, kPlotRight = kMinWidth - 200;  // legend to the right
 constexpr double kPlotTop = 50, kPlotBottom = kHeight - 60;
 constexpr size_t kMaxMarkedPoints = 100;
 constexpr std::array<const char*, 10> kColors = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
@@ -303,6 +303,15 @@ void AppendSeries(std::string& svg, const PlotSeries& s, const char* color, cons
   svg += "</g>\n";
 }
 
+// A generous average advance of a 12px sans-serif character.
+constexpr double kLegendCharWidth = 7;
+
+size_t Utf8Length(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a continuation byte
+  }));
+}
+
 const char* SeriesColor(const LinePlot& plot, size_t i) {
   const int own = plot.series[i].color;
   return kColors[(own >= 0 ? static_cast<size_t>(own) : i) % kColors.size()];
@@ -333,12 +342,18 @@ std::string RenderLinePlotSvg(const LinePlot& plot) {
   const Axis x_axis = MakeAxis(plot.log_x, x_range);
   const Axis y_axis = MakeAxis(plot.log_y, plot.log_y ? y_range : WithZeroWhenCheap(y_range));
 
+  // The picture widens so that the longest legend name is not cut off.
+  size_t longest = 0;
+  for (const PlotSeries& s : plot.series) longest = std::max(longest, Utf8Length(s.name));
+  const double width = std::max(
+      kMinWidth, std::ceil(kPlotRight + 60 + kLegendCharWidth * static_cast<double>(longest)));
+
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
   svg += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\">\n",
-      kWidth, kHeight);
-  svg += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", kWidth, kHeight);
+      width, kHeight);
+  svg += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", width, kHeight);
   svg += fmt::format(
       "<text class=\"title\" x=\"{}\" y=\"28\" text-anchor=\"middle\" "
       "font-size=\"16\">{}</text>\n",

@@ -39,7 +39,8 @@ struct LinePlot {
 // one) carries a <g class="axis-break"> mark on its line and a
 // <text class="axis-note"> saying so. A single point, a constant series or
 // no plottable point at all still gets a valid, non-degenerate axis. The
-// legend lists every series, plotted or not. All text (title, labels,
+// legend lists every series, plotted or not; the picture is 760 x 460,
+// wider when a legend name needs the room. All text (title, labels,
 // names) is XML-escaped, and control characters XML 1.0 forbids are
 // dropped. Pure; safe from any thread.
 std::string RenderLinePlotSvg(const LinePlot& plot);

@@ -2,6 +2,7 @@
 // parser of eval/xml_check.h), one group per series, escaping, and the skipping rules.
 #include "eval/svg_plot.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -306,6 +307,19 @@ TEST(SvgPlot, LogAxisUnderThreeDecadesHasTicksInsideTheDecades) {
   // Ends on the ticks enclosing the data, not on whole decades (1 .. 100).
   const std::vector<double> cy = CircleAttr(SeriesGroup(svg, 0), "cy");
   EXPECT_GT(cy[0] - cy[1], 15);  // 3.4 vs 3.9: apart, not squashed
+}
+
+TEST(SvgPlot, LongLegendNamesWidenThePicture) {
+  LinePlot plot;
+  plot.series = {{"full", {1, 2}, {1, 2}}};
+  EXPECT_NE(RenderLinePlotSvg(plot).find(" width=\"760\" height=\"460\""), std::string::npos);
+  const std::string name = "layer 12 fit: 29.4 * rank^-0.87 (R^2 0.95)";  // 42 characters
+  plot.series.push_back({name, {1, 2}, {2, 1}});
+  const std::string svg = RenderLinePlotSvg(plot);
+  const size_t at = svg.find("<svg ");
+  const double width = std::stod(svg.substr(svg.find(" width=\"", at) + 8));
+  EXPECT_GE(width, 560 + 52 + 6 * 42.0);  // the legend's text starts 52 px right of the plot
+  EXPECT_NE(svg.find("viewBox=\"0 0 " + fmt::format("{}", width) + " 460\""), std::string::npos);
 }
 
 TEST(SvgPlot, DashedSeriesHasNoMarkersAndMayShareAColour) {

@@ -103,6 +103,7 @@ SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& r
       "perplexity of {} on {} {}{}", std::filesystem::path(f.model.model_path).filename().string(),
       n_streams, f.windowed ? "window" : "stream", n_streams == 1 ? "" : "s");
   report.metrics = {{"ppl", "perplexity", 4}};
+  report.budget_percent_of = f.windowed ? "each window's tokens" : "each stream's tokens";
   if (kl) {
     report.metrics.push_back({"kl", "mean KL(full || policy) per token, nats", 6});
     report.metrics.push_back({"top1", "top-1 agreement with full", 4});

@@ -87,6 +87,7 @@ int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t 
       {"items", n_items},    {"chunk", f.model.chunk},           {"kv_type", f.model.kv_type},
       {"n_ctx", n_ctx}};
   report.meta.update(extra);
+  report.budget_percent_of = "each item's prompt tokens";  // RunSequence::For's prompt_len
   if (!f.report_prefix.empty()) {
     if (Status s = WriteSweepFiles(report, f.report_prefix); !s.ok()) return Fail(s);
   }

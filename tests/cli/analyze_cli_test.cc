@@ -121,7 +121,8 @@ TEST(AnalyzeCli, ReportOfAStoryHasTheSchemaAndItsInvariants) {
   EXPECT_TRUE(j["mean"]["heavy_overlap"].is_number());
 
   ExpectSvg(out + "/sparsity.svg", 1);
-  ExpectSvg(out + "/power_law.svg", 5);      // one line per layer
+  ExpectSvg(out + "/power_law.svg", 10);     // one line per layer, and its fit
+  EXPECT_EQ(Count(testing::ReadFileOrEmpty(out + "/power_law.svg"), "stroke-dasharray"), 10u);
   ExpectSvg(out + "/heavy_overlap.svg", 2);  // overlap and chance
   std::filesystem::remove_all(out);
 }

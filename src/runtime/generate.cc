@@ -29,6 +29,7 @@ std::optional<int32_t> GenerationState::Next(std::span<const float> logits) {
     Finish(GenerationEnd::kEndOfGeneration);
     return std::nullopt;
   }
+  sampler_.Accept(id);
   out_.ids.push_back(id);
   out_.logprobs.push_back(-NegLogSoftmax(logits, id));
   if (tokenizer_ != nullptr) {
@@ -52,6 +53,10 @@ std::optional<int32_t> GenerationState::Next(std::span<const float> logits) {
   return id;
 }
 
+void GenerationState::Saw(std::span<const int32_t> tokens) {
+  for (const int32_t id : tokens) sampler_.Accept(id);
+}
+
 Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const GenerateJob> jobs,
                                                  const Tokenizer* tokenizer,
                                                  const GenerateCallbacks& callbacks) {
@@ -67,6 +72,7 @@ Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const
   std::vector<bool> live(n, true);
   for (const GenerateJob& job : jobs) {
     states.emplace_back(job.options, tokenizer);
+    states.back().Saw(job.prompt);
     job.sequence->Reset();
   }
   std::vector<BatchItem> batch;

@@ -72,6 +72,9 @@ class GenerationState {
   // token or was already done. Unless done() afterwards, the caller feeds
   // generation().ids.back() next.
   std::optional<int32_t> Next(std::span<const float> logits);
+  // Tokens fed to the sequence that the sampler has not seen (the prompt,
+  // a chat turn), for the repeat penalty.
+  void Saw(std::span<const int32_t> tokens);
 
   bool done() const { return done_; }
   const Generation& generation() const { return out_; }

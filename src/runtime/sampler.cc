@@ -31,7 +31,35 @@ int32_t ArgMax(std::span<const float> values) {
   return 0;  // every value NaN
 }
 
-Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(options.seed) {}
+Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(options.seed) {
+  recent_.reserve(std::max(0, options_.repeat_last_n));
+  distinct_.reserve(recent_.capacity());
+}
+
+void Sampler::Accept(int32_t id) {
+  if (options_.repeat_penalty == 1.0f || options_.repeat_last_n <= 0) return;
+  if (recent_.size() < static_cast<size_t>(options_.repeat_last_n)) {
+    recent_.push_back(id);
+    return;
+  }
+  recent_[recent_next_] = id;
+  recent_next_ = (recent_next_ + 1) % recent_.size();
+}
+
+std::span<const float> Sampler::Penalized(std::span<const float> logits) {
+  if (options_.repeat_penalty == 1.0f || recent_.empty()) return logits;
+  penalized_.assign(logits.begin(), logits.end());
+  // Once per distinct token, however often it recurs in the window.
+  distinct_.assign(recent_.begin(), recent_.end());
+  std::sort(distinct_.begin(), distinct_.end());
+  distinct_.erase(std::unique(distinct_.begin(), distinct_.end()), distinct_.end());
+  for (const int32_t id : distinct_) {
+    if (id < 0 || static_cast<size_t>(id) >= penalized_.size()) continue;
+    float& logit = penalized_[id];
+    logit = logit > 0.0f ? logit / options_.repeat_penalty : logit * options_.repeat_penalty;
+  }
+  return penalized_;
+}
 
 double Sampler::Uniform() {
   // 53 random bits -> [0, 1): std::uniform_real_distribution is
@@ -39,7 +67,8 @@ double Sampler::Uniform() {
   return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
 }
 
-int32_t Sampler::Sample(std::span<const float> logits) {
+int32_t Sampler::Sample(std::span<const float> raw_logits) {
+  const std::span<const float> logits = Penalized(raw_logits);
   if (options_.temperature <= 0.0f) return ArgMax(logits);
   candidates_.clear();
   for (size_t i = 0; i < logits.size(); ++i) {
@@ -78,6 +107,16 @@ int32_t Sampler::Sample(std::span<const float> logits) {
       }
     }
     keep = cut;
+  }
+  if (options_.min_p > 0.0f) {
+    // p_i >= min_p * p_max, on the untempered logits: a prefix of the
+    // sorted candidates, the first always kept.
+    const double floor = max_logit + std::log(static_cast<double>(options_.min_p));
+    size_t cut = 1;
+    while (cut < keep && candidates_[cut].first >= floor) ++cut;
+    keep = cut;
+  }
+  if (keep < probs.size()) {
     sum = 0.0;
     for (size_t i = 0; i < keep; ++i) sum += probs[i];
   }

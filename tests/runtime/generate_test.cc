@@ -73,6 +73,20 @@ TEST(GenerationState, StopsAtTheTokenLimitWithEveryTokenItsLogprobAndPiece) {
   EXPECT_EQ(g.text, " Once upon a");
 }
 
+// The repeat penalty sees the prompt (Saw) and every generated token:
+// worked by hand with penalty 2 (positive logits halved).
+TEST(GenerationState, RepeatPenaltyCoversThePromptAndTheGeneratedTokens) {
+  GenerateOptions options = Greedy(5);
+  options.sampling.repeat_penalty = 2.0f;
+  GenerationState state(options, nullptr);
+  const int32_t prompt[] = {0};
+  state.Saw(prompt);
+  // 0 (prompt) falls to 1.0 below 1's 1.5.
+  EXPECT_EQ(state.Next(std::vector<float>{2.0f, 1.5f, 1.4f}), 1);
+  // 0 -> 0.5, 1 (generated) -> 0.75: 2 wins with 1.4.
+  EXPECT_EQ(state.Next(std::vector<float>{1.0f, 1.5f, 1.4f}), 2);
+}
+
 TEST(GenerationState, EndOfGenerationTokenEndsWithoutBeingKept) {
   const Tokenizer& tok = BundledTokenizer();
   ASSERT_TRUE(tok.IsEndOfGeneration(tok.eos_id()));

@@ -121,3 +121,82 @@ TEST(Sampler, SameSeedSameSequence) {
 
 }  // namespace
 }  // namespace h2o
+
+namespace h2o {
+namespace {
+
+SamplerOptions Greedy() {
+  SamplerOptions o;
+  o.temperature = 0.0f;
+  return o;
+}
+
+// llama.cpp's rule, worked by hand: token 0's logit 2.0 > 0 becomes 2.0 /
+// 2 = 1.0, token 2's -1.0 becomes -2.0; token 1 (1.5) then wins greedy.
+TEST(RepeatPenalty, DividesPositiveAndMultipliesNegativeLogitsOfRecentTokens) {
+  SamplerOptions o = Greedy();
+  o.repeat_penalty = 2.0f;
+  Sampler s(o);
+  const std::vector<float> logits = {2.0f, 1.5f, -1.0f};
+  EXPECT_EQ(s.Sample(logits), 0);  // nothing accepted yet
+  s.Accept(0);
+  EXPECT_EQ(s.Sample(logits), 1);
+}
+
+TEST(RepeatPenalty, OncePerDistinctTokenAndOnlyWithinTheWindow) {
+  SamplerOptions o = Greedy();
+  o.repeat_penalty = 2.0f;
+  o.repeat_last_n = 2;
+  Sampler s(o);
+  // Applied twice, 4.0 would drop below 1.5; once it stays 2.0 and wins.
+  const std::vector<float> logits = {4.0f, 1.5f};
+  s.Accept(0);
+  s.Accept(0);
+  EXPECT_EQ(s.Sample(logits), 0);
+  // A window of 2: after two other tokens, 0 is no longer penalized.
+  const std::vector<float> three = {2.0f, 1.9f, 1.8f};
+  EXPECT_EQ(s.Sample(three), 1);  // 0 is penalized to 1.0
+  s.Accept(2);
+  s.Accept(2);
+  EXPECT_EQ(s.Sample(three), 0);
+}
+
+TEST(RepeatPenalty, OneIsOff) {
+  SamplerOptions o = Greedy();
+  Sampler s(o);
+  s.Accept(0);
+  EXPECT_EQ(s.Sample(std::vector<float>{2.0f, 1.5f}), 0);
+}
+
+// Only min-p 0.5 cuts: no top-k, no top-p.
+SamplerOptions MinPHalf(float temperature, uint64_t seed) {
+  SamplerOptions o;
+  o.temperature = temperature;
+  o.top_k = 0;
+  o.top_p = 1.0f;
+  o.min_p = 0.5f;
+  o.seed = seed;
+  return o;
+}
+
+// p = {0.5, 0.3, 0.2}: min_p 0.5 keeps tokens with p >= 0.25 (0 and 1),
+// renormalized to 5/8 and 3/8; token 2 is never drawn.
+TEST(MinP, KeepsTokensAtLeastMinPTimesTheMostLikely) {
+  Sampler s(MinPHalf(1.0f, 7));
+  const std::vector<double> f = Frequencies(s, LogitsOf({0.5, 0.3, 0.2}), 20000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[0], 5.0 / 8.0, 0.015);
+  EXPECT_NEAR(f[1], 3.0 / 8.0, 0.015);
+}
+
+// Before temperature (llama.cpp's order): a high temperature flattens the
+// draw but does not let token 2 back in.
+TEST(MinP, CutsOnTheUntemperedProbabilities) {
+  Sampler s(MinPHalf(5.0f, 3));
+  const std::vector<double> f = Frequencies(s, LogitsOf({0.5, 0.3, 0.2}), 5000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_GT(f[1], 0.4);  // 0.3^(1/5) / (0.5^(1/5) + 0.3^(1/5)) = 0.475
+}
+
+}  // namespace
+}  // namespace h2o

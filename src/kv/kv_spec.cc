@@ -299,6 +299,25 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
   return plan;
 }
 
+std::vector<std::string> KvSpecWarnings(const KvSpec& spec, std::optional<int64_t> prompt_len) {
+  std::vector<std::string> warnings;
+  if (!prompt_len.has_value() || *prompt_len < 0) return warnings;
+  for (const auto& [key, amount] : spec.params) {
+    if (!amount.percent) continue;
+    const std::string part = key + "=" + fmt::format("{:g}", amount.value) + "%";
+    if (amount.value > 100) {
+      warnings.push_back(fmt::format("'{}' in {} is more than the whole prompt", part, spec.text));
+    }
+    Result<int64_t> tokens = ResolveAmount(key, amount, *prompt_len);
+    if (amount.digits > 0 && tokens.ok() && *tokens == 0) {
+      warnings.push_back(fmt::format("'{}' in {} is 0 tokens for a {}-token prompt, so the policy "
+                                     "runs without its {} part",
+                                     part, spec.text, *prompt_len, key));
+    }
+  }
+  return warnings;
+}
+
 std::string KvPlan::Describe() const {
   const auto kv = [](const char* key, uint64_t v) { return std::string(key) + "=" + std::to_string(v); };
   if (policy == "local") return "local:" + kv("recent", recent);

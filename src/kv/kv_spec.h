@@ -83,6 +83,14 @@ bool KvSpecUsesPercent(const KvSpec& spec);
 // re-validates the policy and keys).
 Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_len);
 
+// What resolving `spec` against prompt_len changes silently, one sentence
+// each (empty when nothing): a percentage above 100%, and a percentage
+// part that floors to 0 tokens (h2o:heavy=150%,recent=10% of a 5-token
+// prompt has no recent window: it becomes the collapsing h2only). Callers
+// print them as warnings. Empty for a spec without percentages or a
+// nullopt prompt_len.
+std::vector<std::string> KvSpecWarnings(const KvSpec& spec, std::optional<int64_t> prompt_len);
+
 // Builds the plan's policy; its budget() equals plan.budget, or n_ctx for
 // full. Requires a plan returned by ResolveKvSpec and n_ctx >= 1. The
 // caller decides what to do when plan.budget exceeds n_ctx.

@@ -62,7 +62,9 @@ TEST(AnalyzeCli, ReportOfAStoryHasTheSchemaAndItsInvariants) {
   const auto r = RunH2o(Analyze(fmt::format("--token-file {} --out {}", S001(), out)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("sparsity"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+  // "wrote PATH" lines go to stderr, and --quiet keeps them off (wrote_cli_test.cc).
+  EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("wrote"), std::string::npos) << r.err;
 
   const auto j = nlohmann::json::parse(testing::ReadFileOrEmpty(out + "/analysis.json"));
   const int n = 170;  // tokens of s001.txt

@@ -13,6 +13,7 @@ namespace h2o {
 namespace {
 
 using testing::ExpectOneErrorLine;
+using testing::ExpectUsageError;
 using testing::RunH2o;
 
 const std::string kModel = testing::ModelPath();
@@ -124,7 +125,8 @@ TEST(CliErrors, ChatWithoutATemplate) {
 TEST(CliErrors, ServeBadFlags) {
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv bogus:k=1"), "--kv");
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --kv-mem lots"), "--kv-mem");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --port 70000"), "--port must be 0-65535");
+  ExpectUsageError(RunH2o("serve -m " + kModel + " --port 70000"),
+                   "--port: 70000 is not allowed (0 to 65535)");
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --chat-template nope"),
                      "unknown chat template 'nope'");
   ExpectOneErrorLine(RunH2o("serve -m /nonexistent/model.gguf"), "/nonexistent/model.gguf");

@@ -97,7 +97,8 @@ TEST(CliHelp, ReadableTypesDefaultsAndFlags) {
   EXPECT_NE(g.out.find("-n, --n-predict INT (0 or more)"), std::string::npos) << g.out;
   EXPECT_NE(g.out.find("tokens to generate (default: 128)"), std::string::npos) << g.out;
   EXPECT_NE(g.out.find("--top-p NUMBER (0 to 1)"), std::string::npos) << g.out;
-  EXPECT_NE(g.out.find("; not with --tokens"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("e.g. \"1 403 407\"; not with -p/--prompt, -f/--file\n"), std::string::npos)
+      << g.out;
   const auto p = RunH2o("perplexity --help");
   ASSERT_EQ(p.exit_code, 0);
   EXPECT_NE(p.out.find("--kl, --no-kl "), std::string::npos) << p.out;
@@ -111,6 +112,37 @@ TEST(CliHelp, ReadableTypesDefaultsAndFlags) {
       EXPECT_EQ(out->find(raw), std::string::npos) << raw << " in\n" << *out;
     }
   }
+}
+
+}  // namespace
+}  // namespace h2o
+
+namespace h2o {
+namespace {
+
+// Bad values caught while parsing are usage errors (exit 2) on every
+// command, before any model loads (the model path here does not exist).
+TEST(CliUsageErrors, BadKvSpecsAndPortsExitTwoBeforeLoading) {
+  const std::string m = "-m /nonexistent.gguf ";
+  testing::ExpectUsageError(
+      testing::RunH2o("generate " + m + "-p hi --kv bogus"),
+      "h2o: error: --kv: unknown KV policy 'bogus' (expected one of: full, local, sink, h2o, "
+      "h2only, tova, random) (see 'h2o generate --help')");
+  testing::ExpectUsageError(testing::RunH2o("perplexity " + m + "--token-file x --kv full,bogus:k=1"),
+                            "--kv: unknown KV policy 'bogus'");
+  testing::ExpectUsageError(
+      testing::RunH2o("perplexity " + m + "--token-file x --kv h2o --budget 10%,abc"),
+      "h2o: error: --budget: bad budget 'abc'");
+  testing::ExpectUsageError(testing::RunH2o("eval " + m + "--task x --kv h2o:heavy=1"),
+                            "h2o: error: --kv: missing key 'recent' for policy 'h2o' "
+                            "(see 'h2o eval --help')");
+  testing::ExpectUsageError(testing::RunH2o("inspect /nonexistent.gguf --kv local"),
+                            "--kv: missing key 'recent' for policy 'local'");
+  testing::ExpectUsageError(testing::RunH2o("chat " + m + "--kv full,local:recent=4"),
+                            "'full,local:recent=4' is a list of 2 policies; chat takes one");
+  testing::ExpectUsageError(testing::RunH2o("serve " + m + "--port 70000"),
+                            "h2o: error: --port: 70000 is not allowed (0 to 65535) "
+                            "(see 'h2o serve --help')");
 }
 
 }  // namespace

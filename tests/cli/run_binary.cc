@@ -36,13 +36,13 @@ void ExpectUsageError(const RunResult& r, const std::string& needle) {
   ExpectOneErrorLine(r, needle);
 }
 
-RunResult RunH2o(const std::string& args) {
+RunResult RunH2o(const std::string& args, const std::string& stdin_path) {
   static int counter = 0;
   const auto base = std::filesystem::temp_directory_path() /
                     ("h2o_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   const std::string out_path = base.string() + ".out";
   const std::string err_path = base.string() + ".err";
-  const std::string cmd = std::string(H2O_BINARY) + " " + args + " </dev/null >" + out_path +
+  const std::string cmd = std::string(H2O_BINARY) + " " + args + " <" + stdin_path + " >" + out_path +
                           " 2>" + err_path;
   const int status = std::system(cmd.c_str());
   RunResult r;

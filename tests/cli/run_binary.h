@@ -11,8 +11,9 @@ struct RunResult {
   std::string err;  // stderr
 };
 
-// Runs `h2o <args>` through /bin/sh (args are shell words, quote as needed).
-RunResult RunH2o(const std::string& args);
+// Runs `h2o <args>` through /bin/sh (args are shell words, quote as needed)
+// with standard input from stdin_path.
+RunResult RunH2o(const std::string& args, const std::string& stdin_path = "/dev/null");
 
 // A failed command must exit non-zero (not by a signal), print nothing on
 // stdout, and print exactly one line on stderr: "h2o: error: ..." that

@@ -5,10 +5,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
+#include "cli_log.h"
 #include "core/atomic_file.h"
 #include "core/byte_size.h"
 #include "core/strings.h"
@@ -26,11 +31,21 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("-t,--threads", flags.n_threads, "threads (default: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--chunk", flags.chunk, "tokens per forward pass (0: whole prompt)")
+  // --chunk: the name before llama.cpp's -b (it clashes with perplexity's --chunks).
+  cmd.add_option("-b,--batch-size,--chunk", flags.chunk,
+                 "tokens per forward pass (0: whole prompt)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd.add_option("--kv-type", flags.kv_type, "KV cache element type: f16 or f32")
+  const CLI::Validator kv_types = CLI::IsMember({"f16", "f32"});
+  cmd.add_option("--kv-type", flags.kv_type, "KV cache element type of K and V: f16 or f32")
+      ->check(kv_types)
       ->capture_default_str();
+  // llama.cpp's -ctk/-ctv (rewritten to these names before parsing, see
+  // llama_aliases.h); K and V share one type until the cache stores them apart.
+  cmd.add_option("--cache-type-k", flags.kv_type_k, "K element type (-ctk): f16 or f32")
+      ->check(kv_types);
+  cmd.add_option("--cache-type-v", flags.kv_type_v, "V element type (-ctv): f16 or f32")
+      ->check(kv_types);
   cmd.add_option("--kv", flags.kv_spec,
                  "KV cache policy and budget, e.g. h2o:heavy=64,recent=64, "
                  "h2o:heavy=10%,recent=10%, local:recent=128, sink:sinks=4,recent=124, "
@@ -43,17 +58,41 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
                  "write the kept positions and scores per layer and KV head as JSON at the end");
 }
 
-void AddSamplingFlags(CLI::App& cmd, SamplerOptions& sampling) {
-  cmd.add_option("--temp", sampling.temperature, "temperature (0: greedy)")
+void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
+  SamplerOptions& o = sampling.options;
+  cmd.add_option("--temp", o.temperature, "temperature (0: greedy)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd.add_option("--top-k", sampling.top_k, "top-k (0: off)")
+  cmd.add_option("--top-k", o.top_k, "top-k (0: off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd.add_option("--top-p", sampling.top_p, "top-p (1: off)")
+  cmd.add_option("--top-p", o.top_p, "top-p (1: off)")
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
-  cmd.add_option("--seed", sampling.seed, "random seed")->capture_default_str();
+  cmd.add_option("--min-p", o.min_p,
+                 "drop tokens less likely than this times the most likely one (0: off)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd.add_option("--repeat-penalty", o.repeat_penalty,
+                 "divide the logits of the last --repeat-last-n tokens by this (1: off)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--repeat-last-n", o.repeat_last_n, "tokens the repeat penalty looks back at")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("-s,--seed", sampling.seed,
+                 "random seed (default: a random one, printed so the run can be repeated)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+SamplerOptions ResolveSampling(const SamplingFlags& sampling) {
+  SamplerOptions o = sampling.options;
+  o.seed = sampling.seed.has_value() ? *sampling.seed : std::random_device{}();
+  return o;
+}
+
+void NoteSeed(const SamplingFlags& sampling, const SamplerOptions& resolved) {
+  if (!sampling.seed.has_value()) Note("seed: {} (repeat with -s {})", resolved.seed, resolved.seed);
 }
 
 void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,
@@ -65,7 +104,42 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
 }
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
-  return Model::Load(flags.model_path);
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(flags.model_path));
+  const int32_t trained = model->hparams().n_ctx_train;
+  // Models with learned positions refuse such a context (Sequence says so).
+  if (trained > 0 && flags.n_ctx > trained && model->hparams().spec->rotary()) {
+    Warn("-c {} is beyond the {} tokens the model was trained on: quality past them is not what "
+         "the model was made for",
+         flags.n_ctx, trained);
+  }
+  WarnAboutThreads(flags.n_threads);
+  return model;
+}
+
+void WarnAboutThreads(int32_t n_threads) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && n_threads > static_cast<int32_t>(cores)) {
+    Warn("-t {} is more threads than the {} this machine runs at once: they will take turns, "
+         "which is slower",
+         n_threads, cores);
+  }
+}
+
+Status CheckWritable(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return Status::Error(fmt::format("{} {}: is a directory, not a file", flag, path));
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(dir, ec)) {
+    return Status::Error(fmt::format("{} {}: directory {} does not exist", flag, path, dir));
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return Status::Error(fmt::format("{} {}: directory {} is not writable", flag, path, dir));
+  }
+  return Status::Ok();
 }
 
 int32_t ThreadCount(const ModelFlags& flags) {
@@ -81,19 +155,30 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
   if (!spec.ok()) return spec.status().WithContext("--kv");
   auto plan = ResolveKvSpec(*spec, prompt_len);
   if (!plan.ok()) return plan.status().WithContext("--kv");
+  for (const std::string& warning : KvSpecWarnings(*spec, prompt_len)) Warn("--kv: {}", warning);
+  if (!flags.kv_dump_path.empty()) {
+    H2O_RETURN_IF_ERROR(CheckWritable(flags.kv_dump_path, "--kv-dump"));
+  }
   o.kv = std::move(plan).value();
   o.kv_pos_shift = flags.kv_pos_shift;
   o.n_ctx = flags.n_ctx;
   o.n_threads = ThreadCount(flags);
   o.max_chunk = flags.chunk;
-  if (flags.kv_type == "f16") {
-    o.kv_type = TensorType::kF16;
-  } else if (flags.kv_type == "f32") {
-    o.kv_type = TensorType::kF32;
-  } else {
-    return Status::Error(fmt::format("--kv-type must be f16 or f32, not '{}'", flags.kv_type));
-  }
+  H2O_ASSIGN_OR_RETURN(o.kv_type, KvElementType(flags));
   return o;
+}
+
+Result<TensorType> KvElementType(const ModelFlags& flags) {
+  const std::string& k = flags.kv_type_k.empty() ? flags.kv_type : flags.kv_type_k;
+  const std::string& v = flags.kv_type_v.empty() ? flags.kv_type : flags.kv_type_v;
+  if (k != v) {
+    return Status::Error(fmt::format(
+        "K and V of different types (K {}, V {}) are not supported yet: give both the same type",
+        k, v));
+  }
+  if (k == "f16") return TensorType::kF16;
+  if (k == "f32") return TensorType::kF32;
+  return Status::Error(fmt::format("KV element type must be f16 or f32, not '{}'", k));
 }
 
 Result<Tokenizer> LoadTokenizer(const gguf::File& file) { return LoadTokenizerFromGguf(file); }
@@ -101,7 +186,9 @@ Result<Tokenizer> LoadTokenizer(const gguf::File& file) { return LoadTokenizerFr
 Result<Tokenizer> LoadTokenizer(const Model& model) { return LoadTokenizer(model.file()); }
 
 Status WriteKvDump(const KvCache& cache, const std::string& path) {
-  return WriteFileAtomically(path, KvDumpJson(cache));
+  H2O_RETURN_IF_ERROR(WriteFileAtomically(path, KvDumpJson(cache)));
+  Note("wrote {}", path);
+  return Status::Ok();
 }
 
 std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens) {

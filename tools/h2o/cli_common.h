@@ -25,17 +25,30 @@ struct ModelFlags {
   int32_t n_threads = 0;  // 0: all hardware threads
   int32_t chunk = 0;
   std::string kv_type = "f16";
+  std::string kv_type_k, kv_type_v;  // -ctk/-ctv; empty: kv_type
   std::string kv_spec = "full";
   bool kv_pos_shift = false;
   std::string kv_dump_path;
 };
 
-// Adds -m/--model (required), -c/--ctx-size, -t/--threads, --chunk,
-// --kv-type, --kv, --kv-pos-shift, --kv-dump.
+// Adds -m/--model (required), -c/--ctx-size, -t/--threads, -b/--batch-size
+// (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-pos-shift,
+// --kv-dump.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
 
-// Adds --temp, --top-k, --top-p and --seed.
-void AddSamplingFlags(CLI::App& cmd, SamplerOptions& sampling);
+struct SamplingFlags {
+  SamplerOptions options;
+  std::optional<uint64_t> seed;  // nullopt: a random seed, printed
+};
+
+// Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty,
+// --repeat-last-n and -s/--seed.
+void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling);
+// The options to sample with; without -s, a random seed.
+SamplerOptions ResolveSampling(const SamplingFlags& sampling);
+// A random seed as a note, "seed: N (repeat with -s N)", as llama.cpp prints
+// it; nothing when -s gave it.
+void NoteSeed(const SamplingFlags& sampling, const SamplerOptions& resolved);
 
 // Makes parsing fail unless at least one of two options was given, e.g.
 // RequireEither(cmd, "--file", "--token-file", "an input (-f TEXT or
@@ -43,15 +56,26 @@ void AddSamplingFlags(CLI::App& cmd, SamplerOptions& sampling);
 void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,
                    const std::string& what);
 
+// Loads -m; warns when -c is beyond the trained context or -t above the
+// hardware threads.
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags);
+// Warns when n_threads is more than the hardware runs at once.
+void WarnAboutThreads(int32_t n_threads);
+// An error unless a file can be written at `path` (its directory exists and
+// is writable, the path is not a directory): output paths are checked
+// before a run, not after it. `flag` names the option in the message.
+Status CheckWritable(const std::string& path, const std::string& flag);
+// The K/V element type of --kv-type, -ctk and -ctv.
+Result<TensorType> KvElementType(const ModelFlags& flags);
 // -t, or every hardware thread.
 int32_t ThreadCount(const ModelFlags& flags);
-// Checks --kv and --kv-type. Percent budgets in --kv resolve against
+// Checks --kv, the KV types and that --kv-dump can be written; warns about
+// what KvSpecWarnings finds. Percent budgets in --kv resolve against
 // prompt_len (an error when it is nullopt).
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
                                           std::optional<int64_t> prompt_len);
 // Writes, per layer and KV head, the kept positions and their scores as
-// JSON (atomically: no partial file on failure).
+// JSON (atomically: no partial file on failure), then notes "wrote PATH".
 Status WriteKvDump(const KvCache& cache, const std::string& path);
 // "KV cache (h2o:heavy=8,recent=8, f16): " + DescribeKvVsFull (kv/kv_report.h),
 // the figure inspect, bench and perplexity print too.

@@ -9,6 +9,7 @@
 #include <regex>
 #include <vector>
 
+#include "kv/kv_budget.h"
 #include "kv/kv_spec.h"
 
 namespace h2o::cli {
@@ -276,6 +277,27 @@ CLI::Validator OnePolicy(const std::string& command) {
             text, list->size(), command);
       },
       "");
+}
+
+CLI::Validator OneKvSpec() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const Result<KvSpec> spec = ParseKvSpec(text);
+        return spec.ok() ? "" : spec.status().message();
+      },
+      "");
+}
+
+void CheckKvSweepWhenParsed(CLI::App& cmd, const std::string* kv_list,
+                            const std::string* budget_list) {
+  cmd.parse_complete_callback([kv_list, budget_list] {
+    const Result<std::vector<KvSweepEntry>> entries = ExpandKvSweep(*kv_list, *budget_list);
+    if (entries.ok()) return;
+    const std::string message = entries.status().message();
+    const bool budgets_at_fault =
+        !budget_list->empty() && message.find("budget") != std::string::npos;
+    throw CLI::ValidationError(budgets_at_fault ? "--budget" : "--kv", message);
+  });
 }
 
 }  // namespace h2o::cli

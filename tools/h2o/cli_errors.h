@@ -32,4 +32,13 @@ void RequireOneOf(CLI::App& cmd, const std::vector<std::string>& options, const 
 // one (a list is for perplexity, eval and bench)".
 CLI::Validator OnePolicy(const std::string& command);
 
+// For --kv of a command that runs one policy: ParseKvSpec's error, so a
+// bad spec is a usage error (exit 2) before anything loads.
+CLI::Validator OneKvSpec();
+
+// For commands with a --kv list and --budget: ExpandKvSweep's error when
+// parsing completes (exit 2). The strings must outlive parsing.
+void CheckKvSweepWhenParsed(CLI::App& cmd, const std::string* kv_list,
+                            const std::string* budget_list);
+
 }  // namespace h2o::cli

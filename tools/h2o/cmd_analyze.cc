@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "core/atomic_file.h"
 #include "eval/attention_analysis.h"
@@ -31,7 +32,6 @@ struct AnalyzeFlags {
   std::string recent = "10%";  // half recent window
   double sparsity_ratio = 0.01;
   bool json = false;
-  bool quiet = false;
 };
 
 // Text: every document (split at <|endoftext|>) with its BOS, one after
@@ -90,8 +90,7 @@ Status MakeOutDir(const std::string& dir) {
   return Status::Ok();
 }
 
-void PrintSummary(const AttentionAnalysis& a, const nlohmann::json& report, const AnalyzeFlags& f,
-                  const std::vector<std::string>& written) {
+void PrintSummary(const AttentionAnalysis& a, const nlohmann::json& report, const AnalyzeFlags& f) {
   std::printf("%s: %d layers, %d heads (%d KV heads); %d tokens of %s\n",
               f.model.model_path.c_str(), a.n_layer, a.n_head, a.n_head_kv, a.n_tokens,
               (f.text_file.empty() ? f.token_file : f.text_file).c_str());
@@ -114,9 +113,6 @@ void PrintSummary(const AttentionAnalysis& a, const nlohmann::json& report, cons
       "overlap: heavy hitters an h2o:heavy=%d,recent=%d cache kept vs the top %d by "
       "full-sequence attention (chance %.4f)\n",
       a.heavy, a.recent, a.heavy, report["heavy_hitters"]["chance_overlap"].get<double>());
-  std::printf("wrote");
-  for (const std::string& path : written) std::printf(" %s", path.c_str());
-  std::printf("\n");
 }
 
 int RunAnalyze(const AnalyzeFlags& f) {
@@ -131,7 +127,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   const int32_t n_ctx = f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
   if (input_tokens > n_ctx) {
     ids->resize(static_cast<size_t>(n_ctx));
-    if (!f.quiet) {
+    if (!Quiet()) {
       std::fprintf(stderr,
                    "h2o analyze: analyzing the first %d of %lld tokens (the context; "
                    "raise it with -c)\n",
@@ -153,7 +149,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   options.session = *session_options;
   options.local = *local;
   options.sparsity_ratio = f.sparsity_ratio;
-  ProgressBar progress("analyze", 2 * n_tokens, ProgressBar::Enabled(f.quiet));
+  ProgressBar progress("analyze", 2 * n_tokens, ProgressBar::Enabled(Quiet()));
   options.on_tokens = [&progress](int64_t n) { progress.Advance(n); };
   auto analysis = AnalyzeAttention(model, *ids, options);
   progress.Finish();
@@ -170,15 +166,14 @@ int RunAnalyze(const AnalyzeFlags& f) {
       {(dir / "heavy_overlap.svg").string(), HeavyOverlapSvg(*analysis)},
   };
   if (Status s = MakeOutDir(f.out_dir); !s.ok()) return Fail(s);
-  std::vector<std::string> written;
   for (const auto& [path, contents] : files) {
     if (Status s = WriteFileAtomically(path, contents); !s.ok()) return Fail(s);
-    written.push_back(path);
+    Note("wrote {}", path);
   }
   if (f.json) {
     std::printf("%s\n", report.dump(2).c_str());
   } else {
-    PrintSummary(*analysis, report, f, written);
+    PrintSummary(*analysis, report, f);
   }
   return 0;
 }
@@ -227,7 +222,6 @@ Command RegisterAnalyze(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print the JSON report on stdout instead of the summary");
-  cmd->add_flag("-q,--quiet", f->quiet, "no progress bar");
   RequireEither(*cmd, "--file", "--token-file", "an input (-f TEXT or --token-file IDS)");
   return {cmd, [f] { return RunAnalyze(*f); }};
 }

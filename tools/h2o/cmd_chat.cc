@@ -14,6 +14,8 @@
 
 #include "chat_template_flag.h"
 #include "cli_common.h"
+#include "cli_errors.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "runtime/generate.h"
 
@@ -26,7 +28,7 @@ struct ChatFlags {
   std::string chat_template;
   int32_t n_predict = 512;
   bool ignore_eos = false;
-  SamplerOptions sampling;
+  SamplingFlags sampling;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -47,7 +49,8 @@ void CatchInterrupt() {
 // end-of-generation token, n_predict tokens or Ctrl-C. Every generated
 // token is fed, so the cache holds the whole reply. Returns its text.
 Result<std::string> Reply(Session& session, const Tokenizer& tokenizer,
-                          std::span<const int32_t> tokens, const ChatFlags& f) {
+                          std::span<const int32_t> tokens, const ChatFlags& f,
+                          const SamplerOptions& sampling) {
   H2O_RETURN_IF_ERROR(session.Eval(tokens));
   GenerateOptions options;
   // A reply stops at the end of the context (unless positions shift).
@@ -56,8 +59,9 @@ Result<std::string> Reply(Session& session, const Tokenizer& tokenizer,
                            ? f.n_predict
                            : static_cast<int32_t>(std::min<int64_t>(f.n_predict, room));
   options.stop_at_end = !f.ignore_eos;
-  options.sampling = f.sampling;
+  options.sampling = sampling;
   GenerationState state(options, &tokenizer);
+  state.Saw(tokens);
   while (!g_interrupted) {
     const std::optional<int32_t> id = state.Next(session.last_logits());
     if (!id) break;  // an end-of-generation token: not fed
@@ -91,13 +95,14 @@ int RunChat(const ChatFlags& f) {
   auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
   Session& session = **session_result;
+  const SamplerOptions sampling = ResolveSampling(f.sampling);
+  NoteSeed(f.sampling, sampling);
 
   CatchInterrupt();
   std::vector<ChatMessage> messages;
   if (!f.system.empty()) messages.push_back({"system", f.system});
   std::string in_cache;  // the text whose tokens the cache holds
-  std::fprintf(stderr, "h2o chat (%s template): Ctrl-C stops a reply, Ctrl-D ends\n",
-               ChatTemplateName(**chat));
+  Note("h2o chat ({} template): Ctrl-C stops a reply, Ctrl-D ends", ChatTemplateName(**chat));
   for (;;) {
     std::fputs("> ", stdout);
     std::fflush(stdout);
@@ -124,14 +129,14 @@ int RunChat(const ChatFlags& f) {
                       "or use --kv-pos-shift with sink or h2o)",
                       session.n_ctx()));
     }
-    auto reply = Reply(session, *tokenizer, tokens, f);
+    auto reply = Reply(session, *tokenizer, tokens, f, sampling);
     if (!reply.ok()) return Fail(reply.status());
     std::fputs(g_interrupted ? " [stopped]\n" : "\n", stdout);
     std::fflush(stdout);
     messages.push_back({"assistant", *reply});
     in_cache = *text + *reply;
-    std::fprintf(stderr, "[%zu prompt tokens fed this turn] %s\n", tokens.size(),
-                 DescribeKvMemory(session.sequence(), session.n_past()).c_str());
+    Note("[{} prompt tokens fed this turn] {}", tokens.size(),
+         DescribeKvMemory(session.sequence(), session.n_past()));
   }
   std::fputs("\n", stdout);
   return 0;
@@ -146,6 +151,7 @@ Command RegisterChat(CLI::App& app) {
   // Turns are short: a small chunk keeps an evicting cache's chunk slots
   // (allocated next to its budget) small.
   AddModelFlags(*cmd, f->model, /*default_chunk=*/64);
+  cmd->get_option("--kv")->check(OnePolicy("chat"))->check(OneKvSpec());
   cmd->add_option("--system", f->system, "a system message before the conversation");
   AddChatTemplateFlag(*cmd, f->chat_template);
   cmd->add_option("-n,--n-predict", f->n_predict, "most tokens per reply")

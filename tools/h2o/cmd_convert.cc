@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "convert/llama2c.h"
 
@@ -15,7 +16,8 @@ Command RegisterConvert(CLI::App& app) {
   cmd->add_option("format", *format, "source format (llama2c)")
       ->required()
       ->check(CLI::IsMember({"llama2c"}));
-  cmd->add_option("input", flags->checkpoint_path, "checkpoint file (llama2.c model.bin)")
+  cmd->add_option("input,-m,--model", flags->checkpoint_path,
+                  "checkpoint file (llama2.c model.bin)")
       ->required();
   cmd->add_option("--tokenizer", flags->tokenizer_path, "llama2.c tokenizer.bin");
   cmd->add_option("-o,--output", flags->output_path, "output GGUF file")->required();
@@ -24,7 +26,11 @@ Command RegisterConvert(CLI::App& app) {
   return {cmd, [flags, format] {
             const Status s = ConvertLlama2c(*flags);
             if (!s.ok()) return Fail(s);
-            std::fprintf(stderr, "wrote %s\n", flags->output_path.c_str());
+            if (flags->tokenizer_path.empty()) {
+              Warn("no --tokenizer: the GGUF has no vocabulary, so it takes and gives token "
+                   "ids only (generate --tokens, perplexity --token-file)");
+            }
+            Note("wrote {}", flags->output_path);
             return 0;
           }};
 }

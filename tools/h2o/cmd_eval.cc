@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "cli_errors.h"
 #include "commands.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
@@ -36,6 +37,12 @@ int RunEval(const EvalFlags& f) {
     return Fail(
         "--out applies to scoring requests and summarization, not multiple choice "
         "(--report writes the results table)");
+  }
+  if (!f.out_path.empty()) {
+    if (Status st = CheckWritable(f.out_path, "--out"); !st.ok()) return Fail(st);
+  }
+  if (!f.report_prefix.empty()) {
+    if (Status st = CheckWritable(f.report_prefix + ".json", "--report"); !st.ok()) return Fail(st);
   }
   auto model = LoadModel(f.model);
   if (!model.ok()) return Fail(model.status());
@@ -72,6 +79,7 @@ Command RegisterEval(CLI::App& app) {
                   "sweep: run every --kv policy at each budget, e.g. 10%,20%,40% or 16,32,64 "
                   "(percentages of each item's prompt; h2o: half heavy, half recent; full runs "
                   "once)");
+  CheckKvSweepWhenParsed(*cmd, &f->model.kv_spec, &f->budgets);
   cmd->add_option("--report", f->report_prefix,
                   "write the results table as PREFIX.md, PREFIX.csv and PREFIX.json, and with "
                   "--budget a plot per metric (PREFIX.svg for the first, PREFIX.<metric>.svg)");
@@ -92,7 +100,6 @@ Command RegisterEval(CLI::App& app) {
   cmd->add_option("--seed", f->seed, "summarization: sampling seed (each item starts from it)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print the results as JSON");
-  cmd->add_flag("-q,--quiet", f->quiet, "no progress bar (nor, without --out, summary) on stderr");
   return {cmd, [f] { return RunEval(*f); }};
 }
 

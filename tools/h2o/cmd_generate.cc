@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "cli_errors.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "runtime/generate.h"
 #include "tokenizer/utf8.h"
@@ -17,12 +18,27 @@ namespace {
 struct GenerateFlags {
   ModelFlags model;
   std::string prompt;
+  std::string prompt_file;
   std::string token_ids;
   int32_t n_predict = 128;
-  SamplerOptions sampling;
+  SamplingFlags sampling;
+  std::vector<std::string> reverse_prompts;
   bool print_ids = false;
   bool ignore_eos = false;
+  bool no_display_prompt = false;
 };
+
+// -f FILE, or -f - for standard input.
+Result<std::string> ReadPromptFile(const std::string& path) {
+  if (path != "-") return ReadTextFile(path);
+  std::string text;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) text.append(buffer, n);
+  if (std::ferror(stdin)) return Status::Error("-f -: cannot read standard input");
+  H2O_RETURN_IF_ERROR(CheckUtf8(text, "standard input"));
+  return text;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -43,11 +59,25 @@ int RunGenerate(const GenerateFlags& f) {
     prompt = std::move(ids).value();
   } else {
     if (!tokenizer.ok()) return Fail(tokenizer.status());
-    if (Status s = CheckUtf8(f.prompt, "--prompt"); !s.ok()) return Fail(s);
-    prompt = tokenizer->Encode(f.prompt, /*add_special=*/true);
+    std::string text = f.prompt;
+    if (!f.prompt_file.empty()) {
+      auto file = ReadPromptFile(f.prompt_file);
+      if (!file.ok()) return Fail(file.status());
+      text = std::move(file).value();
+    } else if (Status s = CheckUtf8(text, "--prompt"); !s.ok()) {
+      return Fail(s);
+    }
+    prompt = tokenizer->Encode(text, /*add_special=*/true);
   }
   if (prompt.empty()) return Fail("the prompt is empty");
+  if (!tokenizer.ok() && !f.reverse_prompts.empty()) {
+    return Fail("-r/--reverse-prompt needs a model with a vocabulary (its text is matched)");
+  }
+  if (!tokenizer.ok() && !f.print_ids) {
+    Warn("the model has no vocabulary: printing token ids, not text");
+  }
   const bool print_text = !f.print_ids && tokenizer.ok();
+  const bool print_ids = !print_text;
 
   auto options = MakeSessionOptions(f.model, static_cast<int64_t>(prompt.size()));
   if (!options.ok()) return Fail(options.status());
@@ -63,14 +93,15 @@ int RunGenerate(const GenerateFlags& f) {
                             prompt.size(), f.n_predict, session.n_ctx()));
   }
 
-  if (print_text) {
+  GenerateOptions generate;
+  generate.sampling = ResolveSampling(f.sampling);
+  if (print_text && !f.no_display_prompt) {
     std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);
   }
-  GenerateOptions generate;
   generate.max_tokens = f.n_predict;
   generate.stop_at_end = !f.ignore_eos;
-  generate.sampling = f.sampling;
+  generate.stop = f.reverse_prompts;
   GenerateCallbacks callbacks;
   Clock::time_point t1;
   callbacks.on_prompt_fed = [&t1](size_t) { t1 = Clock::now(); };
@@ -87,8 +118,8 @@ int RunGenerate(const GenerateFlags& f) {
   const auto t2 = Clock::now();
   const int32_t n_generated = static_cast<int32_t>(generation->ids.size());
   if (print_text) std::fputs("\n", stdout);
-  if (f.print_ids) {
-    std::vector<int32_t> all = prompt;
+  if (print_ids) {
+    std::vector<int32_t> all = f.no_display_prompt ? std::vector<int32_t>() : prompt;
     all.insert(all.end(), generation->ids.begin(), generation->ids.end());
     std::string line;
     for (size_t i = 0; i < all.size(); ++i) line += (i ? " " : "") + std::to_string(all[i]);
@@ -98,12 +129,13 @@ int RunGenerate(const GenerateFlags& f) {
     if (Status s = WriteKvDump(session.cache(), f.model.kv_dump_path); !s.ok()) return Fail(s);
   }
 
-  std::fprintf(stderr,
-               "\nprompt: %zu tokens in %.3f s (%.1f tok/s); generated: %d tokens in %.3f s "
-               "(%.1f tok/s)\n",
-               prompt.size(), Seconds(t0, t1), prompt.size() / std::max(1e-9, Seconds(t0, t1)),
-               n_generated, Seconds(t1, t2), n_generated / std::max(1e-9, Seconds(t1, t2)));
-  std::fprintf(stderr, "%s\n", DescribeKvMemory(session.sequence(), session.n_past()).c_str());
+  Note("\nprompt: {} tokens in {:.3f} s ({:.1f} tok/s); generated: {} tokens in {:.3f} s "
+       "({:.1f} tok/s)",
+       prompt.size(), Seconds(t0, t1), prompt.size() / std::max(1e-9, Seconds(t0, t1)),
+       n_generated, Seconds(t1, t2), n_generated / std::max(1e-9, Seconds(t1, t2)));
+  Note(DescribeKvMemory(session.sequence(), session.n_past()));
+  // Last, with the run's figures: a failed run prints one error line only.
+  NoteSeed(f.sampling, generate.sampling);
   return 0;
 }
 
@@ -113,18 +145,27 @@ Command RegisterGenerate(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "generate text from a prompt");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/0);
-  cmd->get_option("--kv")->check(OnePolicy("generate"));
-  auto* prompt = cmd->add_option("-p,--prompt", f->prompt,
-                                 "prompt text (BOS first when the vocabulary adds one)");
+  cmd->get_option("--kv")->check(OnePolicy("generate"))->check(OneKvSpec());
+  auto* prompt = cmd->add_option("-p,--prompt", f->prompt, "prompt text (BOS first when the vocabulary adds one)");
+  auto* file =
+      cmd->add_option("-f,--file", f->prompt_file, "prompt from a text file (-: standard input)");
   auto* ids = cmd->add_option("--tokens", f->token_ids, "prompt as token ids, e.g. \"1 403 407\"");
-  prompt->excludes(ids);
+  // RequireOneOf below says the same at parse time; these put it in --help.
+  prompt->excludes(file)->excludes(ids);
+  file->excludes(ids);
   cmd->add_option("-n,--n-predict", f->n_predict, "tokens to generate")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   AddSamplingFlags(*cmd, f->sampling);
   cmd->add_flag("--print-ids", f->print_ids, "print the token ids (prompt + generated) instead of text");
   cmd->add_flag("--ignore-eos", f->ignore_eos, "keep generating after end-of-sequence");
-  RequireEither(*cmd, "--prompt", "--tokens", "a prompt (-p TEXT or --tokens IDS)");
+  cmd->add_option("-r,--reverse-prompt", f->reverse_prompts,
+                  "stop once the generated text contains this (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--no-display-prompt", f->no_display_prompt,
+                "print only the generated text (or ids), not the prompt");
+  RequireOneOf(*cmd, {"--prompt", "--file", "--tokens"},
+               "a prompt (-p TEXT, -f FILE or --tokens IDS)");
   return {cmd, [f] { return RunGenerate(*f); }};
 }
 

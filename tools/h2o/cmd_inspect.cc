@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "gguf/value.h"
 #include "kv/kv_cache.h"
@@ -119,11 +120,12 @@ int RunInspect(const InspectFlags& f) {
 Command RegisterInspect(CLI::App& app) {
   auto f = std::make_shared<InspectFlags>();
   CLI::App* cmd = app.add_subcommand("inspect", "show a GGUF file's metadata, tensors and memory needs");
-  cmd->add_option("model", f->model_path, "GGUF file")->required();
+  cmd->add_option("model,-m,--model", f->model_path, "GGUF file")->required();
   cmd->add_option("-c,--ctx-size", f->n_ctx, "context for the KV estimate (default: the model's)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-type", f->kv_type, "KV element type for the estimate")->capture_default_str();
   cmd->add_option("--kv", f->kv_spec, "KV policy and budget to estimate (percentages of -c)")
+      ->check(OneKvSpec())
       ->capture_default_str();
   cmd->add_option("--chunk", f->chunk, "tokens per forward pass for the estimate")
       ->check(CLI::PositiveNumber)

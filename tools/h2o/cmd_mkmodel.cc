@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_common.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "convert/mkmodel.h"
 #include "model/arch.h"
@@ -70,10 +71,9 @@ Command RegisterMkModel(CLI::App& app) {
             const std::string params_text = params >= 1e9   ? fmt::format("{:.2f}B", params * 1e-9)
                                             : params >= 1e6 ? fmt::format("{:.1f}M", params * 1e-6)
                                                             : fmt::format("{:.1f}K", params * 1e-3);
-            std::fprintf(stderr, "wrote %s: %s, %s params, %s, %s of weights in %.1f s\n",
-                         o->output_path.c_str(), o->arch.c_str(), params_text.c_str(),
-                         o->type.c_str(), FormatBytes(static_cast<double>(size.data_bytes)).c_str(),
-                         seconds);
+            Note("wrote {}: {}, {} params, {}, {} of weights in {:.1f} s", o->output_path,
+                 o->arch, params_text, o->type, FormatBytes(static_cast<double>(size.data_bytes)),
+                 seconds);
             return 0;
           }};
 }

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "cli_errors.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "eval/perplexity.h"
 #include "eval/progress.h"
@@ -32,7 +34,6 @@ struct PerplexityFlags {
   std::string budgets;
   std::string out_prefix;
   bool per_token = false;
-  bool quiet = false;
 };
 
 // One row of the result: a KV spec, its sequence, and its running totals.
@@ -131,7 +132,7 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
   const PerplexityFlags& f = *setup.flags;
   int64_t total_fed = 0;
   for (const Stream& s : streams) total_fed += static_cast<int64_t>(s.ids.size()) - 1;
-  ProgressBar progress("perplexity", total_fed, ProgressBar::Enabled(f.quiet));
+  ProgressBar progress("perplexity", total_fed, ProgressBar::Enabled(Quiet()));
   ScoreOptions options;
   options.first_scored = f.windowed ? WindowFirstScored(setup.n_ctx) : 0;
   options.keep_token_nll = f.per_token;
@@ -230,7 +231,19 @@ void PrintOneRun(const PolicyRun& run, bool kl, int64_t longest) {
                 run.kl_sum / run.total.tokens,
                 static_cast<double>(run.top1_agree) / run.total.tokens);
   }
-  std::fprintf(stderr, "%s\n", DescribeKvMemory(*run.sequence, longest).c_str());
+  Note(DescribeKvMemory(*run.sequence, longest));
+}
+
+// Tokens of one chunk attend to each other before anything is evicted, so
+// a chunk as long as the input scores an evicting policy as the full cache.
+void WarnWhenChunkCoversInput(const std::vector<PolicyRun>& runs, int32_t chunk, int64_t longest) {
+  if (chunk < longest) return;
+  for (const PolicyRun& run : runs) {
+    if (run.entry.policy == "full") continue;
+    Warn("-b/--chunk {} covers the whole {}-token input: every token is scored before anything "
+         "is evicted, so '{}' gives what the full cache gives (use a smaller -b)",
+         chunk, longest, run.entry.spec);
+  }
 }
 
 int RunPerplexity(const PerplexityFlags& f) {
@@ -249,6 +262,10 @@ int RunPerplexity(const PerplexityFlags& f) {
   if (!f.model.kv_dump_path.empty() && entries->size() > 1) {
     return Fail("--kv-dump takes a single --kv spec");
   }
+  if (!f.out_prefix.empty()) {
+    if (Status st = CheckWritable(f.out_prefix + ".json", "--out"); !st.ok()) return Fail(st);
+  }
+  if (f.per_token && !f.json) Warn("--per-token lists each token's nll in --json output only");
   const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() > 1);
   std::vector<PolicyRun> runs;
   for (KvSweepEntry& e : *entries) {
@@ -282,6 +299,7 @@ int RunPerplexity(const PerplexityFlags& f) {
   if (setup.n_ctx == 0) setup.n_ctx = std::max<int64_t>(model.hparams().n_ctx_train, longest);
   // A chunk of every policy's sequence (and the reference's) per pass.
   const int32_t chunk = f.model.chunk > 0 ? std::min(f.model.chunk, setup.n_ctx) : setup.n_ctx;
+  WarnWhenChunkCoversInput(runs, chunk, longest);
   auto engine = Engine::Create(
       model, {.n_threads = ThreadCount(f.model),
               .max_batch_tokens = chunk * static_cast<int32_t>(runs.size() + (kl ? 1 : 0))});
@@ -296,7 +314,8 @@ int RunPerplexity(const PerplexityFlags& f) {
 
   const SweepReport report = MakeReport(f, runs, kl, streams->size());
   if (!f.out_prefix.empty()) {
-    if (Status st = WriteSweepFiles(report, f.out_prefix); !st.ok()) return Fail(st);
+    const auto wrote = [](const std::string& path) { Note("wrote {}", path); };
+    if (Status st = WriteSweepFiles(report, f.out_prefix, wrote); !st.ok()) return Fail(st);
   }
   if (f.json) {
     std::printf("%s\n", ResultJson(f, setup.n_ctx, longest, kl, runs).dump(2).c_str());
@@ -328,6 +347,7 @@ Command RegisterPerplexity(CLI::App& app) {
   cmd->add_option("--budget", f->budgets,
                   "sweep: run every --kv policy at each budget, e.g. 4%,10%,20%,60% or 32,64,128 "
                   "(h2o: half heavy, half recent; sink: 4 sinks + recent; full runs once)");
+  CheckKvSweepWhenParsed(*cmd, &f->model.kv_spec, &f->budgets);
   cmd->add_flag("--kl,!--no-kl", f->kl,
                 "compare each policy's next-token distribution with the full cache's (mean KL, "
                 "top-1 agreement); on by default with more than one policy");
@@ -339,7 +359,6 @@ Command RegisterPerplexity(CLI::App& app) {
                   "plot per metric: PREFIX.svg (ppl), PREFIX.kl.svg, PREFIX.top1.svg");
   cmd->add_flag("--per-token", f->per_token, "--json: list each scored token's nll per stream");
   cmd->add_flag("--json", f->json, "print JSON (per policy: totals and per-stream results)");
-  cmd->add_flag("--quiet", f->quiet, "no progress bar on stderr (it is off anyway when not a TTY)");
   RequireEither(*cmd, "--file", "--token-file", "an input (-f TEXT or --token-file IDS)");
   return {cmd, [f] { return RunPerplexity(*f); }};
 }

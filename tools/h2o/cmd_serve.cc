@@ -10,6 +10,7 @@
 
 #include "chat_template_flag.h"
 #include "cli_common.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "core/byte_size.h"
 #include "server/server.h"
@@ -32,8 +33,6 @@ struct ServeFlags {
 
 int RunServe(const ServeFlags& f) {
   if (!f.model.kv_dump_path.empty()) return Fail("--kv-dump is for one sequence, not for serve");
-  if (f.port < 0 || f.port > 65535)
-    return Fail(fmt::format("--port must be 0-65535, not {}", f.port));
   auto kv_mem = ParseByteSize(f.kv_mem);
   if (!kv_mem.ok()) return Fail(kv_mem.status().WithContext("--kv-mem"));
   auto max_body = ParseByteSize(f.max_body);
@@ -109,8 +108,10 @@ Command RegisterServe(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "an OpenAI-compatible HTTP server (/v1/completions, /v1/chat/completions)");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/512);
+  cmd->get_option("--kv")->check(OnePolicy("serve"))->check(OneKvSpec());
   cmd->add_option("--host", f->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", f->port, "port (0: any free one, printed when listening)")
+      ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--kv-mem", f->kv_mem,
                   "KV memory all running sequences share; requests wait until theirs fits")

@@ -1,5 +1,7 @@
 // h2o tokenize: text -> token ids, one line per document (or per JSON line).
 // Reads only the file's tokenizer metadata, so vocab-only GGUFs work.
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstdio>
 #include <memory>
@@ -19,7 +21,19 @@ struct TokenizeFlags {
   std::string prompt;
   std::string jsonl;
   bool no_bos = false;
+  bool show_pieces = false;
 };
+
+// "    1 -> '<s>'" per token, as llama-tokenize prints them: the text a
+// token streams as, or, for control tokens (which stream as nothing), their
+// spelling.
+void AppendPieces(const Tokenizer& tokenizer, const std::vector<int32_t>& ids, std::string* out) {
+  for (const int32_t id : ids) {
+    std::string piece = tokenizer.TokenToPiece(id);
+    if (piece.empty() && id >= 0 && id < tokenizer.n_vocab()) piece = tokenizer.vocab().tokens[id];
+    *out += fmt::format("{:6} -> '{}'\n", id, piece);
+  }
+}
 
 // Appends ids to out: "1 2 3" (separator ' ') or "[1,2,3]" (',').
 void AppendIds(const std::vector<int32_t>& ids, char separator, std::string* out) {
@@ -53,8 +67,14 @@ Result<std::string> TokenizeDocuments(const Tokenizer& tokenizer, const Tokenize
   }
   std::string out;
   for (const std::string& doc : SplitDocuments(text)) {
-    AppendIds(tokenizer.Encode(doc, /*add_special=*/!f.no_bos), ' ', &out);
-    out += '\n';
+    const std::vector<int32_t> ids = tokenizer.Encode(doc, /*add_special=*/!f.no_bos);
+    if (f.show_pieces) {
+      if (!out.empty()) out += '\n';  // a blank line between documents
+      AppendPieces(tokenizer, ids, &out);
+    } else {
+      AppendIds(ids, ' ', &out);
+      out += '\n';
+    }
   }
   return out;
 }
@@ -89,6 +109,9 @@ Command RegisterTokenize(CLI::App& app) {
                   "JSON lines file: prints a JSON array of ids for each line's \"text\"");
   RequireOneOf(*cmd, {"--file", "--prompt", "--jsonl"},
                "an input (-f FILE, -p TEXT or --jsonl FILE)");
+  cmd->add_flag("--show-pieces", flags->show_pieces,
+                "one token a line with its text: \"   403 -> ' Once'\"")
+      ->excludes("--jsonl");
   cmd->add_flag("--no-bos", flags->no_bos,
                 "add neither BOS nor EOS, even where the vocabulary asks for them");
   return {cmd, [flags] { return RunTokenize(*flags); }};

@@ -28,7 +28,7 @@ Result<std::vector<ChoiceAccuracy>> ScoreAllRuns(const EvalFlags& f, const Model
   std::vector<ChoiceAccuracy> accuracy(runs.size());
   std::vector<Sequence*> sequences(runs.size());
   ProgressBar progress("multiple choice", static_cast<int64_t>(items.size()),
-                       ProgressBar::Enabled(f.quiet));
+                       ProgressBar::Enabled(Quiet()));
   for (size_t i = 0; i < items.size(); ++i) {
     for (size_t r = 0; r < runs.size(); ++r) {
       auto sequence = run_sequences[r].For(*engine, static_cast<int64_t>(tokens[i].shared));

@@ -89,7 +89,8 @@ int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t 
   report.meta.update(extra);
   report.budget_percent_of = "each item's prompt tokens";  // RunSequence::For's prompt_len
   if (!f.report_prefix.empty()) {
-    if (Status s = WriteSweepFiles(report, f.report_prefix); !s.ok()) return Fail(s);
+    const auto wrote = [](const std::string& path) { Note("wrote {}", path); };
+    if (Status s = WriteSweepFiles(report, f.report_prefix, wrote); !s.ok()) return Fail(s);
   }
   if (f.json) {
     nlohmann::json out = report.meta;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "cli_log.h"
 #include "core/status.h"
 #include "eval/jsonl.h"
 #include "eval/sweep_report.h"
@@ -35,7 +36,6 @@ struct EvalFlags {
   float temperature = -1;  // < 0: each item's own
   uint64_t seed = 0;
   bool json = false;
-  bool quiet = false;
 };
 
 // One row of the results: a policy at a budget.

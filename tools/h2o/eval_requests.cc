@@ -37,7 +37,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
   int64_t n_tokens = 0;
   double logprob_sum = 0.0;
   ProgressBar progress(run.entry.spec, static_cast<int64_t>(requests.size()),
-                       ProgressBar::Enabled(f.quiet));
+                       ProgressBar::Enabled(Quiet()));
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     // As the repository's run_lm_eval_harness.py: no BOS.
@@ -60,6 +60,8 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     std::fwrite(results.data(), 1, results.size(), stdout);
   } else if (Status s = WriteFileAtomically(f.out_path, results); !s.ok()) {
     return Fail(s);
+  } else {
+    Note("wrote {}", f.out_path);
   }
   const double mean = n_tokens > 0 ? logprob_sum / n_tokens : 0.0;
   if (f.json && !f.out_path.empty()) {
@@ -73,7 +75,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
                                 {"mean_logprob", mean},
                                 {"out", f.out_path}};
     std::printf("%s\n", out.dump(2).c_str());
-  } else if (!f.out_path.empty() || !f.quiet) {
+  } else if (!f.out_path.empty() || !Quiet()) {
     // Without --out, stdout holds the result lines only.
     std::FILE* summary = f.out_path.empty() ? stderr : stdout;
     std::fprintf(summary,

@@ -71,7 +71,7 @@ Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& toke
                        MakeEvalEngine(f, model, run_sequences.size()));
   std::vector<GenerateJob> jobs(run_sequences.size());
   ProgressBar progress("summarization", static_cast<int64_t>(items.size()),
-                       ProgressBar::Enabled(f.quiet));
+                       ProgressBar::Enabled(Quiet()));
   for (size_t i = 0; i < items.size(); ++i) {
     for (size_t j = 0; j < jobs.size(); ++j) {
       auto sequence = run_sequences[j].For(*engine, static_cast<int64_t>(prompts[i].ids.size()));
@@ -159,6 +159,7 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
   }
   if (!f.out_path.empty()) {
     if (Status s = WriteFileAtomically(f.out_path, out_lines); !s.ok()) return Fail(s);
+    Note("wrote {}", f.out_path);
   }
   if (!f.json) {
     std::printf("%s: %zu items, summarization, chunk %d%s\n", f.task_path.c_str(), items.size(),

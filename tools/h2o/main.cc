@@ -3,11 +3,22 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cli_errors.h"
+#include "cli_log.h"
 #include "commands.h"
+#include "llama_aliases.h"
+#include "version.h"
 
-int main(int argc, char** argv) {
+int main(int original_argc, char** original_argv) {
+  std::vector<std::string> args = h2o::cli::RewriteLlamaAliases(
+      std::vector<std::string>(original_argv, original_argv + original_argc));
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  const int argc = static_cast<int>(arg_pointers.size());
+  char** argv = arg_pointers.data();
+
   CLI::App app{"h2o.cpp: LLM inference with a Heavy-Hitter Oracle (H2O) KV cache"};
   app.name("h2o");
   app.require_subcommand(1);
@@ -24,6 +35,10 @@ int main(int argc, char** argv) {
       h2o::cli::RegisterServe(app),
       h2o::cli::RegisterChat(app),
   };
+
+  app.set_version_flag("--version", h2o::cli::VersionText(), "print the version, commit, compiler "
+                                                             "and SIMD kernels, then exit");
+  for (const h2o::cli::Command& command : commands) h2o::cli::AddQuietFlags(*command.app);
 
   // Usage errors exit 2, runtime errors (Fail) 1. `h2o` alone: the usage.
   if (argc <= 1) {

@@ -17,6 +17,7 @@ namespace h2o {
 namespace {
 
 using testing::ExpectOneErrorLine;
+using testing::ExpectUsageError;
 using testing::RunH2o;
 
 const std::string kBench = "bench -m " + testing::ModelPath() + " --membw-mib 8 ";
@@ -277,8 +278,13 @@ TEST(BenchCli, Errors) {
   ExpectOneErrorLine(RunH2o(kBench + "--kv-type q8_0"), "--kv-type");
   ExpectOneErrorLine(RunH2o("bench -m /nonexistent/model.gguf -p 4 -n 4"),
                      "/nonexistent/model.gguf");
-  ExpectOneErrorLine(RunH2o(kBench + "-r 0"), "-r must be at least 1, not 0");
-  ExpectOneErrorLine(RunH2o(kBench + "--threads=-2"), "-t must be 0 (all) or more, not -2");
+  // Usage errors (exit 2), caught while parsing.
+  ExpectUsageError(RunH2o(kBench + "-r 0"),
+                   "h2o: error: -r/--repetitions: 0 is not allowed (more than 0)");
+  ExpectUsageError(RunH2o(kBench + "--threads=-2"),
+                   "h2o: error: -t/--threads: -2 is not allowed (0 or more)");
+  ExpectUsageError(RunH2o(kBench + "--kv-type q8_0"),
+                   "h2o: error: --kv-type: 'q8_0' is not allowed (one of: f16,f32)");
   ExpectOneErrorLine(RunH2o(kBench + "--kv h2o:heavy=8"), "--kv 'h2o:heavy=8': missing key");
 }
 
@@ -376,8 +382,8 @@ TEST(BenchThroughputCli, BadInputIsOneLine) {
                      "larger than the whole KV memory limit");
   ExpectOneErrorLine(RunH2o(kBench + "--concurrency -2 -p 16 -n 8"),
                      "--concurrency must be 1 or more");
-  ExpectOneErrorLine(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --batch-tokens 0"),
-                     "--batch-tokens must be 1 or more");
+  ExpectUsageError(RunH2o(kBench + "--concurrency 4 -p 16 -n 8 --batch-tokens 0"),
+                   "--batch-tokens: 0 is not allowed (more than 0)");
   ExpectOneErrorLine(RunH2o(kBench + "--fill -p 16 -n 8 --kv-mem-full -1"),
                      "--kv-mem-full must be 1 or more");
   ExpectOneErrorLine(RunH2o(kBench + "--fill -p 16 -n 8 --depth 32"),

@@ -54,6 +54,16 @@ TEST(CliWarnings, ContextBeyondTrainingAndMoreThreadsThanCores) {
   EXPECT_EQ(RunH2o(kGenerate + "-p hi -t " + std::to_string(cores)).err, "");
 }
 
+TEST(CliWarnings, BenchDepthBeyondTraining) {
+  const std::string bench = "bench -m " + kModel + " -p 4 -n 0 -r 1 --no-warmup --membw-mib 0 ";
+  const RunResult r = RunH2o(bench + "-d 2048");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "h2o: warning: --depth + test tokens reach 2052, beyond the 2048 tokens the model "
+            "was trained on\n");
+  EXPECT_EQ(RunH2o(bench + "-d 2044").err, "");
+}
+
 TEST(CliWarnings, PerTokenWithoutJson) {
   const std::string ppl = "perplexity -m " + kModel + " --token-file " + kStream + " -q ";
   const RunResult r = RunH2o(ppl + "--per-token");

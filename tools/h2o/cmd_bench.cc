@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "cli_log.h"
 #include "commands.h"
 #include "core/byte_size.h"
 #include "eval/bench.h"
@@ -257,6 +258,18 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   return 0;
 }
 
+// A depth past the trained context measures speed on positions the model
+// never saw; the figures still count, the quality would not.
+void WarnWhenBeyondTraining(const Model& model, const std::vector<BenchTest>& tests) {
+  const int32_t trained = model.hparams().n_ctx_train;
+  int64_t longest = 0;
+  for (const BenchTest& t : tests) longest = std::max(longest, t.total());
+  if (trained > 0 && longest > trained) {
+    Warn("--depth + test tokens reach {}, beyond the {} tokens the model was trained on", longest,
+         trained);
+  }
+}
+
 int RunBench(const BenchFlags& f) {
   // Everything the command line can get wrong is checked before the model
   // loads and before any output.
@@ -297,15 +310,7 @@ int RunBench(const BenchFlags& f) {
     return Fail("--concurrency runs from an empty cache: no --depth");
   }
   if (tests.empty()) return Fail("nothing to run: every -p and -n is 0");
-  if (f.repetitions < 1) return Fail(fmt::format("-r must be at least 1, not {}", f.repetitions));
-  if (f.n_threads < 0) return Fail(fmt::format("-t must be 0 (all) or more, not {}", f.n_threads));
-  if (f.chunk < 0) return Fail(fmt::format("--chunk must be 0 (all) or more, not {}", f.chunk));
-  if (f.batch_tokens < 1) {
-    return Fail(fmt::format("--batch-tokens must be 1 or more, not {}", f.batch_tokens));
-  }
-  if (f.membw_mib < 0) {
-    return Fail(fmt::format("--membw-mib must be 0 (skip) or more, not {}", f.membw_mib));
-  }
+  WarnAboutThreads(f.n_threads);
   for (const BenchTest& t : tests) {
     if (t.total() > INT32_MAX) {
       return Fail(fmt::format("--depth {} + {} tokens is too long", t.depth, t.n_tokens));
@@ -319,11 +324,7 @@ int RunBench(const BenchFlags& f) {
   options.repetitions = f.repetitions;
   options.seed = f.seed;
   options.warmup = f.warmup;
-  const auto kv_type = ParseTensorType(f.kv_type);
-  if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
-    return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
-  }
-  options.kv_type = *kv_type;
+  options.kv_type = *ParseTensorType(f.kv_type);  // one of IsMember's
   if (throughput) {
     return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
   }
@@ -331,6 +332,7 @@ int RunBench(const BenchFlags& f) {
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
+  WarnWhenBeyondTraining(model, tests);
   // A cell (spec x test) that cannot run, e.g. a percent budget that is 0
   // tokens at depth 0, is skipped rather than ending a sweep whose other
   // cells are fine.
@@ -495,18 +497,23 @@ Command RegisterBench(CLI::App& app) {
   cmd->add_option("-r,--repetitions", f->repetitions,
                   "timed runs per test (their median and min..max); the depth is filled once "
                   "per test")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("!--no-warmup", f->warmup,
                 "no untimed warm-up run of each test before its timed runs");
-  cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)");
-  cmd->add_option("--chunk", f->chunk,
+  cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-b,--batch-size,--chunk", f->chunk,
                   "tokens per forward pass for depth filling and pp (0: all at once)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--kv-type", f->kv_type, "KV cache element type: f16 or f32")
+      ->check(CLI::IsMember({"f16", "f32"}))
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "seed of the random token stream")->capture_default_str();
   cmd->add_option("--membw-mib", f->membw_mib,
                   "buffer read to measure memory bandwidth, MiB (0: skip the roofline)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   CLI::Option* output =
       cmd->add_option("-o,--output", f->output,
@@ -531,6 +538,7 @@ Command RegisterBench(CLI::App& app) {
   cmd->add_option("--batch-tokens", f->batch_tokens,
                   "throughput mode: tokens per forward pass, all sequences together (decode "
                   "tokens first, then prompt chunks of --chunk each; raised to --chunk)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   return {cmd, [f] { return RunBench(*f); }};
 }

@@ -24,15 +24,21 @@
 namespace h2o {
 namespace {
 
-// Length of the UTF-8 sequence starting with lead byte c; stray continuation
-// bytes and invalid leads count as one-byte characters (they fall back to
-// byte tokens).
-size_t Utf8Length(unsigned char c) {
-  if (c < 0xC0) return 1;
-  if (c < 0xE0) return 2;
-  if (c < 0xF0) return 3;
-  if (c < 0xF8) return 4;
-  return 1;
+// Length of the character starting at text[offset]: its lead byte's
+// sequence length when that many continuation bytes follow, else 1. Stray
+// continuation bytes, invalid leads and broken sequences are one-byte
+// characters (they fall back to byte tokens): a lead that swallowed the
+// bytes after it could hide a space marker from the merges, and Decode
+// would then write "\u2581" where the text had a space (found by
+// fuzz/tokenizer_fuzz.cc).
+size_t CharLength(std::string_view text, size_t offset) {
+  const unsigned char c = static_cast<unsigned char>(text[offset]);
+  const size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF8 ? 4 : 1;
+  if (n > text.size() - offset) return 1;
+  for (size_t i = 1; i < n; ++i) {
+    if ((static_cast<unsigned char>(text[offset + i]) & 0xC0) != 0x80) return 1;
+  }
+  return n;
 }
 
 bool HasOnlyLeadingSpaceMarkers(std::string_view piece) {
@@ -107,8 +113,7 @@ void SpmModel::EncodeFragment(std::string_view text, bool after_special,
   std::vector<Symbol> symbols;
   symbols.reserve(norm.size());
   for (size_t offset = 0; offset < norm.size();) {
-    const size_t len =
-        std::min(Utf8Length(static_cast<unsigned char>(norm[offset])), norm.size() - offset);
+    const size_t len = CharLength(norm_view, offset);
     symbols.push_back({offset, len, -1, -1});
     offset += len;
   }

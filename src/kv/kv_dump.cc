@@ -1,49 +1,42 @@
 #include "kv/kv_dump.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
-#include <vector>
 
 namespace h2o {
 namespace {
 
-nlohmann::json HeadJson(const KvCache& cache, int32_t l, int32_t g) {
-  const KvHeadView view = cache.View(l, g);
-  const double* scores = cache.scores(l, g);
-  std::vector<std::pair<int32_t, double>> kept;
-  for (int32_t s = 0; s < view.n_slots; ++s) {
-    if (view.pos[s] >= 0) kept.emplace_back(view.pos[s], scores ? scores[s] : 0.0);
+nlohmann::json LayerJson(const KvSnapshot& snapshot, int32_t l) {
+  nlohmann::json heads = nlohmann::json::array();
+  for (int32_t g = 0; g < snapshot.n_head_kv; ++g) {
+    const KvSnapshot::Head& h = snapshot.head(l, g);
+    nlohmann::json head = {{"head", g}, {"positions", h.positions}};
+    if (!snapshot.windowed(l)) head["scores"] = h.scores;
+    heads.push_back(std::move(head));
   }
-  std::sort(kept.begin(), kept.end());
-  nlohmann::json positions = nlohmann::json::array(), values = nlohmann::json::array();
-  for (const auto& [pos, score] : kept) {
-    positions.push_back(pos);
-    values.push_back(score);
-  }
-  nlohmann::json head = {{"head", g}, {"positions", positions}};
-  if (!cache.config().windowed(l)) head["scores"] = values;
-  return head;
+  nlohmann::json layer = {{"layer", l}, {"heads", std::move(heads)}};
+  if (snapshot.windowed(l)) layer["window"] = snapshot.layer_window[l];
+  return layer;
 }
 
 }  // namespace
 
-std::string KvDumpJson(const KvCache& cache) {
-  const KvCacheConfig& c = cache.config();
+nlohmann::json KvDumpObject(const KvSnapshot& snapshot, std::optional<int32_t> only_layer) {
   nlohmann::json layers = nlohmann::json::array();
-  for (int32_t l = 0; l < c.n_layer; ++l) {
-    nlohmann::json heads = nlohmann::json::array();
-    for (int32_t g = 0; g < c.n_head_kv; ++g) heads.push_back(HeadJson(cache, l, g));
-    nlohmann::json layer = {{"layer", l}, {"heads", heads}};
-    if (c.windowed(l)) layer["window"] = c.layer_window[l];
-    layers.push_back(std::move(layer));
+  if (only_layer) {
+    layers.push_back(LayerJson(snapshot, *only_layer));
+  } else {
+    for (int32_t l = 0; l < snapshot.n_layer; ++l) layers.push_back(LayerJson(snapshot, l));
   }
-  const nlohmann::json out = {{"policy", cache.policy().name()},
-                              {"budget", c.budget},
-                              {"capacity", c.capacity},
-                              {"scores_tracked", cache.policy().needs_scores()},
-                              {"layers", layers}};
-  return out.dump() + "\n";
+  return {{"policy", snapshot.policy},
+          {"budget", snapshot.budget},
+          {"capacity", snapshot.capacity},
+          {"scores_tracked", snapshot.scores_tracked},
+          {"layers", std::move(layers)}};
+}
+
+std::string KvDumpJson(const KvCache& cache) {
+  return KvDumpObject(TakeKvSnapshot(cache)).dump() + "\n";
 }
 
 }  // namespace h2o

@@ -114,6 +114,7 @@ void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error
   event.error = error;
   event.kv_bytes = r.reservation;
   event.evictions = evicted;
+  if (r.request.on_cache && r.sequence) r.request.on_cache(*r.sequence, /*final=*/true);
   // The cache is freed and the stats say so before the request hears it
   // ended: whoever it tells (a server's client) then sees the memory free.
   r.sequence.reset();
@@ -269,6 +270,9 @@ bool Scheduler::Step() {
     } else {
       r.next_token = token;
     }
+  }
+  for (Running* r : batch_owner_) {
+    if (!r->done && r->request.on_cache) r->request.on_cache(*r->sequence, /*final=*/false);
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.tokens_generated += generated;

@@ -77,6 +77,11 @@ struct Request {
   // and once more when the request finishes; returning false from a token
   // event stops the request (kStopped). May be empty.
   std::function<bool(const TokenEvent&)> on_event;
+  // Called on the driver thread with the request's sequence after each
+  // step that fed it, and once more just before its cache is freed (final:
+  // true; before the final on_event). The only safe moment for another
+  // thread's view of the cache: copy what it needs here. May be empty.
+  std::function<void(const Sequence& sequence, bool final)> on_cache;
 };
 
 struct SchedulerOptions {

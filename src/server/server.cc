@@ -18,7 +18,10 @@
 #include "runtime/scheduler.h"
 #include "server/api_request.h"
 #include "server/api_response.h"
+#include "server/kv_endpoint.h"
+#include "server/kv_state.h"
 #include "server/metrics.h"
+#include "server/playground_files.h"
 #include "server/stop_text.h"
 
 namespace h2o::server {
@@ -28,6 +31,14 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr int64_t kDefaultMaxTokens = 2048;
+// Finished requests whose cache /v1/kv still answers for: enough for a few
+// playground tabs comparing two policies each, or a script reading its last
+// runs. The byte cap bounds the worst case (full caches of long contexts:
+// 22 layers x 4 KV heads x 4096 tokens is ~4 MiB a snapshot).
+constexpr size_t kKeepFinishedKv = 16;
+constexpr size_t kKeepFinishedKvBytes = size_t{64} << 20;
+// How long GET /v1/kv waits for a running request's next step boundary.
+constexpr std::chrono::milliseconds kKvSnapshotWait{2000};
 
 // What the driver thread hands a request's connection: a text delta with
 // its tokens, or the end.
@@ -103,6 +114,7 @@ struct Server::Impl {
   std::unique_ptr<Scheduler> scheduler;
   httplib::Server http;
   Metrics metrics;
+  KvStateStore kv_states{kKeepFinishedKv, kKeepFinishedKvBytes};
 
   std::mutex mu;
   std::condition_variable wake;
@@ -237,14 +249,21 @@ struct Server::Impl {
     if (!params->ignore_eos) {
       request.is_end = [this](int32_t id) { return tokenizer.IsEndOfGeneration(id); };
     }
+    ResponseHeader header;
+    header.id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
+    std::shared_ptr<KvStateStore::Tracker> kv_state = kv_states.Track(header.id, prompt);
+    request.on_cache = [kv_state](const Sequence& sequence, bool final) {
+      kv_state->OnCache(sequence, final);
+    };
     auto channel = std::make_shared<Channel>();
     auto stop = std::make_shared<StopText>(params->stop);
     const int32_t top_n = params->logprobs ? params->top_logprobs : -1;
     // On the driver thread: pieces become text deltas here, so a stop
     // string ends the sequence at the token that completed it.
-    request.on_event = [this, channel, stop, top_n](const TokenEvent& e) {
+    request.on_event = [this, channel, stop, top_n, kv_state](const TokenEvent& e) {
       Piece p;
       if (e.finished) {
+        kv_state->Done();
         p.delta = stop->Finish();
         p.finished = true;
         p.reason = e.reason;
@@ -256,6 +275,7 @@ struct Server::Impl {
         return true;
       }
       metrics.generated_tokens += 1;
+      kv_state->AddToken(e.token);
       const std::string piece = tokenizer.TokenToPiece(e.token);
       p.delta = stop->Add(piece);
       if (top_n >= 0) p.tokens.push_back(Logprobs(tokenizer, e.logits, e.token, top_n));
@@ -264,6 +284,7 @@ struct Server::Impl {
     };
     auto id = scheduler->Submit(std::move(request));
     if (!id.ok()) {
+      kv_state->Done();
       const bool full = id.status().message().find("queue is full") != std::string::npos;
       SendError(res, {full ? 503 : 400, id.status().message(),
                       full ? "server_error" : "invalid_request_error", "", ""});
@@ -274,8 +295,9 @@ struct Server::Impl {
 
     const uint64_t request_id = *id;
     const std::string kv_text = plan->Describe();
-    ResponseHeader header;
-    header.id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
+    // The playground reads the id here, before the first token (a long
+    // prompt's prefill), to watch the cache fill.
+    res.set_header("X-Request-Id", header.id);
     header.created = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
@@ -321,7 +343,7 @@ struct Server::Impl {
       res.set_header("X-Accel-Buffering", "no");
       res.set_chunked_content_provider(
           "text/event-stream",
-          [=, this](size_t, httplib::DataSink& sink) {
+          [=](size_t, httplib::DataSink& sink) {
             if (*first && !echo.empty()) {
               const std::string out =
                   SseEvent(ChunkBody(*params, header, echo, {}, 0, nullptr, true));
@@ -374,7 +396,7 @@ struct Server::Impl {
     }
     res.set_chunked_content_provider(
         "application/json",
-        [=, this](size_t, httplib::DataSink& sink) {
+        [=](size_t, httplib::DataSink& sink) {
           std::string text = echo;
           std::vector<TokenLogprob> tokens;
           for (;;) {
@@ -399,6 +421,31 @@ struct Server::Impl {
           }
         },
         release);
+  }
+
+  void HandleKv(const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    const HParams& hp = model.hparams();
+    std::optional<int32_t> layer;
+    const std::optional<std::string> layer_text =
+        req.has_param("layer") ? std::optional<std::string>(req.get_param_value("layer"))
+                               : std::nullopt;
+    if (auto e = ParseKvLayer(layer_text, hp.n_layer, layer)) {
+      SendError(res, *e);
+      return;
+    }
+    auto state = kv_states.Get(id, kKvSnapshotWait, [this] { Wake(); });
+    if (!state) {
+      SendError(res, {404,
+                      fmt::format("no request '{}' (unknown, or finished more than {} requests "
+                                  "ago)",
+                                  id, kKeepFinishedKv),
+                      "invalid_request_error", "", "request_not_found"});
+      return;
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(KvStateBody(id, state->get(), layer, hp.n_layer, hp.n_head_kv, tokenizer),
+                    "application/json");
   }
 
   void Routes() {
@@ -447,6 +494,14 @@ struct Server::Impl {
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.Render(scheduler->Stats()), "text/plain; version=0.0.4");
     });
+    http.Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      HandleKv(req, res);
+    });
+    for (const StaticFile& file : PlaygroundFiles()) {
+      http.Get(std::string(file.path), [file](const httplib::Request&, httplib::Response& res) {
+        res.set_content(file.body.data(), file.body.size(), std::string(file.content_type));
+      });
+    }
     http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       HandleCompletion(req, res, /*chat=*/false);
     });

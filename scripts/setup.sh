@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build g++ clang
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
           libfmt-dev libcpp-httplib-dev pkg-config libpcre2-dev
-          nginx-light curl)  # tests/server/replicas_test.sh (deploy/)
+          nginx-light curl  # tests/server/replicas_test.sh (deploy/)
+          chromium chromium-driver)  # scripts/test_playground.sh (headless, offline)
 # tests/server/openai: OpenAI's Node client; Debian's node only where none is on PATH.
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

@@ -11,3 +11,10 @@ set_tests_properties(ServeReplicas.BehindNginx PROPERTIES TIMEOUT 180)
 add_test(NAME ServeOpenAI.ClientLibrary
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/openai/run_test.sh $<TARGET_FILE:h2o> ${H2O_SERVE_TEST_MODEL})
 set_tests_properties(ServeOpenAI.ClientLibrary PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# The web playground in headless Chromium; skipped (77) only where chromium
+# or chromedriver is missing (scripts/setup.sh installs both).
+add_test(NAME Playground.HeadlessChromium
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/test_playground.sh $<TARGET_FILE:h2o>
+                 ${H2O_SERVE_TEST_MODEL} ${CMAKE_BINARY_DIR}/playground.png)
+set_tests_properties(Playground.HeadlessChromium PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)

@@ -19,9 +19,7 @@ namespace h2o::server {
 namespace {
 
 using nlohmann::json;
-using testing::PostStreaming;
 using testing::Running;
-using testing::SseData;
 using testing::StoriesTokenizer;
 
 const std::string kPrompt = "Once upon a time";
@@ -149,9 +147,9 @@ TEST(KvEndpoint, RunningRequestIsReadableAndItsFinalStateStays) {
   std::string received;
   std::string id;
   std::vector<int> n_past;
-  EXPECT_FALSE(PostStreaming(s.Client(), "/v1/completions", body, [&](const char* d, size_t n) {
+  EXPECT_FALSE(testing::PostStreaming(s.Client(), "/v1/completions", body, [&](const char* d, size_t n) {
     received.append(d, n);
-    const std::vector<std::string> data = SseData(received);
+    const std::vector<std::string> data = testing::SseData(received);
     if (data.empty()) return true;
     if (id.empty()) id = json::parse(data[0])["id"];
     const json state = GetJson(s, "/v1/kv/" + id + "?layer=1", 200);

@@ -459,9 +459,9 @@ function renderMap(run) {
       cell.fill(0);
       const heads = s.layers[r].heads;
       for (const h of heads) for (const p of h.positions) cell[Math.floor(p / geo.bucket)] += 1;
-      const denom = heads.length * geo.bucket;
       for (let c = 0; c < geo.cols; c++) {
-        ctx.fillStyle = cell[c] ? rampColour(cell[c] / denom) : EVICTED;
+        const positions = Math.min(geo.bucket, s.n_past - c * geo.bucket);  // the last is short
+        ctx.fillStyle = cell[c] ? rampColour(cell[c] / (heads.length * positions)) : EVICTED;
         ctx.fillRect(c * cellPx, r * rowPx, Math.ceil(cellPx), rowPx - 1);
       }
     }

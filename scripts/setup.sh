@@ -2,6 +2,7 @@
 # Installs the build and test dependencies (Debian 12 packages only).
 set -euo pipefail
 packages=(build-essential cmake ninja-build g++ clang
+          libclang-rt-14-dev  # the sanitizer runtimes (clang only recommends them)
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
           libfmt-dev libcpp-httplib-dev pkg-config libpcre2-dev
           nginx-light curl  # tests/server/replicas_test.sh (deploy/)

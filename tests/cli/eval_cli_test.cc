@@ -530,7 +530,7 @@ TEST(EvalSummarize, ReportsRougeOfTheTextsAndSelfBleu) {
     RougeF1 sum;
     for (size_t i = 0; i < 3; ++i) {
       const auto& line = results[p * 3 + i];
-      EXPECT_EQ(line["result"]["kv"], row["kv"]);
+      EXPECT_EQ(line["result"]["kv"].get<std::string>(), row["kv"].get<std::string>());
       texts.push_back(line["result"]["choices"][0]["text"]);
       const RougeF1 f = Rouge(texts.back(), line["request"]["summary_gt"].get<std::string>());
       sum.rouge1 += f.rouge1;

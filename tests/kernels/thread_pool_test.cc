@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -109,8 +111,43 @@ TEST(ThreadPoolTest, ThousandRepeatedCallsAccumulateCorrectly) {
   }
 }
 
+// Threads of this process, from /proc (Linux). Other tests' pools are gone
+// by then: gtest runs tests one at a time.
+int64_t ProcessThreads() {
+  return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                       std::filesystem::directory_iterator());
+}
+
+// ProcessThreads() once it is `want`, or whatever it is after 10 s: a joined
+// thread's entry can outlive the join by a moment.
+int64_t ProcessThreadsOnceAt(int64_t want) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int64_t n = ProcessThreads();
+  while (n != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = ProcessThreads();
+  }
+  return n;
+}
+
 TEST(ThreadPoolTest, ConstructAndDestroyWithoutUse) {
-  for (int i = 0; i < 50; ++i) ThreadPool pool(3);
+  // A pool never used still starts its workers, and its destructor joins
+  // every one of them: none is left running, however quickly it is torn down.
+  // A sanitizer runtime starts a helper thread with the first thread the
+  // process creates: a pool before counting, so `before` includes it.
+  { ThreadPool warm_up(2); }
+  int64_t before = ProcessThreads();
+  for (int still = 0; still < 20; ++still) {  // the warm-up's workers may take a moment to go
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const int64_t now = ProcessThreads();
+    if (now != before) still = 0;
+    before = now;
+  }
+  for (int i = 0; i < 50; ++i) {
+    ThreadPool pool(3);
+    EXPECT_EQ(ProcessThreadsOnceAt(before + 2), before + 2) << "iteration " << i;
+  }
+  EXPECT_EQ(ProcessThreadsOnceAt(before), before);
 }
 
 }  // namespace

@@ -325,7 +325,7 @@ TEST(WindowCache, CopyFromRequiresTheSameWindows) {
   other.layer_window = {4, 0};
   KvCache a(c, std::make_unique<LocalPolicy>(2));
   KvCache b(other, std::make_unique<LocalPolicy>(2));
-  EXPECT_DEATH(a.CopyFrom(b), "");
+  EXPECT_DEATH(a.CopyFrom(b), "internal check failed: other.config_ == config_");
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_binary.h"
+#include "model/model.h"
+#include "model/reference_forward.h"
 #include "test_data.h"
 
 namespace h2o {
@@ -127,6 +131,66 @@ TEST(AnalyzeCli, ReportOfAStoryHasTheSchemaAndItsInvariants) {
   EXPECT_EQ(Count(testing::ReadFileOrEmpty(out + "/power_law.svg"), "stroke-dasharray"), 10u);
   ExpectSvg(out + "/heavy_overlap.svg", 2);  // overlap and chance
   std::filesystem::remove_all(out);
+}
+
+// Each head's sparsity and each layer's mean rank curve, recomputed from a
+// double-precision forward pass of the same 40 tokens (f32 K/V on both
+// sides). An entry within 1% of its row's threshold may count either way
+// in float; the sparsity may differ by those entries only.
+TEST(AnalyzeCli, StatisticsMatchAnIndependentRecomputation) {
+  const int n = 40, n_layer = 5, n_head = 8;
+  auto model = Model::Load(testing::ModelPath());
+  ASSERT_TRUE(model.ok());
+  std::vector<int32_t> ids = testing::ReadStream("s001.txt");
+  ids.resize(n);
+  // [layer][head]: sparse entries for sure, within the band, and the
+  // accumulated attention per key position.
+  std::vector<std::vector<double>> sure(n_layer, std::vector<double>(n_head)), band = sure;
+  std::vector<std::vector<std::vector<double>>> acc(
+      n_layer, std::vector<std::vector<double>>(n_head, std::vector<double>(n, 0.0)));
+  testing::ReferenceForward ref(**model);
+  ref.on_attention = [&](int32_t l, int32_t h, int32_t, const std::vector<double>& p) {
+    const double threshold = 0.01 * *std::max_element(p.begin(), p.end());
+    double below = 0, near = 0;
+    for (size_t s = 0; s < p.size(); ++s) {
+      acc[l][h][s] += p[s];
+      if (std::fabs(p[s] - threshold) <= 0.01 * threshold) {
+        ++near;
+      } else if (p[s] < threshold) {
+        ++below;
+      }
+    }
+    sure[l][h] += below / p.size() / n;  // mean over the n query rows
+    band[l][h] += near / p.size() / n;
+  };
+  ref.Eval(ids);
+
+  const std::string out = OutDir("recompute");
+  const std::string ids_file = out + ".ids";
+  std::ofstream(ids_file) << testing::JoinIds(ids) << "\n";
+  const auto r = RunH2o(Analyze(fmt::format("--token-file {} --out {} --kv-type f32 --json", ids_file, out)));
+  std::filesystem::remove_all(out);
+  std::filesystem::remove(ids_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["layers"].size(), static_cast<size_t>(n_layer));
+  for (int l = 0; l < n_layer; ++l) {
+    const auto& layer = j["layers"][l];
+    std::vector<double> rank(n, 0.0);
+    for (int h = 0; h < n_head; ++h) {
+      const double got = layer["head_sparsity"][h];
+      EXPECT_GE(got, sure[l][h] - 1e-9) << "layer " << l << " head " << h;
+      EXPECT_LE(got, sure[l][h] + band[l][h] + 1e-9) << "layer " << l << " head " << h;
+      std::vector<double> sorted = acc[l][h];
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      for (int i = 0; i < n; ++i) rank[i] += sorted[i] / n_head;
+    }
+    ASSERT_EQ(layer["rank_scores"].size(), static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(layer["rank_scores"][i].get<double>(), rank[i], 1e-4 * (1.0 + rank[i]))
+          << "layer " << l << " rank " << i;
+    }
+  }
 }
 
 TEST(AnalyzeCli, JsonFlagPrintsTheReport) {

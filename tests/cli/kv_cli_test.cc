@@ -5,8 +5,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <vector>
 
 #include "cli/run_binary.h"
+#include "model/model.h"
+#include "model/reference_forward.h"
 #include "test_data.h"
 
 namespace h2o {
@@ -83,9 +87,28 @@ TEST(KvCli, PosShiftGeneratesFourTimesTheTrainedContext) {
 }
 
 TEST(KvCli, H2oPosShiftAlsoRuns) {
+  // Without eviction every rank is the position: bit for bit the full
+  // cache, so the same NLL to the last digit. f32 K/V: with f16 the shifted
+  // keys are stored before RoPE and rotated after rounding, the others
+  // rounded after it, so the two differ by f16 rounding (0.001%).
+  const std::string ppl = "perplexity -m " + kModel + " --json --no-kl --kv-type f32 --token-file " + kStream512;
+  const auto full = RunH2o(ppl + " --kv full");
+  const auto shifted = RunH2o(ppl + " --kv h2o:heavy=300,recent=300 --kv-pos-shift");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(shifted.exit_code, 0) << shifted.err;
+  EXPECT_EQ(nlohmann::json::parse(full.out)["policies"][0]["nll_sum"],
+            nlohmann::json::parse(shifted.out)["policies"][0]["nll_sum"]);
+
+  // With eviction, past the context: the rank positions are checked
+  // against a simulation in policy_simulation_test.cc; here, that the
+  // binary generates all 600 tokens.
   const auto r = RunH2o("generate -m " + kModel +
                         " --tokens 1 -n 600 -c 256 --temp 0 --kv h2o:heavy=32,recent=32 --kv-pos-shift --print-ids");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream ids(r.out);
+  int64_t n = 0;
+  for (int id; ids >> id;) ++n;
+  EXPECT_EQ(n, 601);
 }
 
 TEST(KvCli, DumpListsBudgetTokensPerHead) {
@@ -111,21 +134,55 @@ TEST(KvCli, DumpListsBudgetTokensPerHead) {
   }
 }
 
-TEST(KvCli, SameSeedRandomPolicyIsReproducible) {
-  const std::string cmd = "generate -m " + kModel + " --tokens 1 -n 80 --temp 0 --print-ids --kv random:k=8,recent=8,seed=";
-  const auto a = RunH2o(cmd + "3");
-  const auto b = RunH2o(cmd + "3");
-  ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(a.out, b.out);
+// The random policy's kept positions of (layer 0, KV head 0) after a run.
+std::vector<int> RandomKept(const std::string& seed) {
+  const auto dir = std::filesystem::temp_directory_path() / ("h2o_seed_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dump = (dir / ("kv" + seed + ".json")).string();
+  const auto r = RunH2o("generate -m " + kModel + " --tokens 1 -n 80 --temp 0 --kv random:k=8,recent=8,seed=" + seed +
+                        " --kv-dump " + dump);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(testing::ReadFileOrEmpty(dump), nullptr, false);
+  std::filesystem::remove_all(dir);
+  if (out.is_discarded()) return {};
+  return out["layers"][0]["heads"][0]["positions"].get<std::vector<int>>();
 }
 
-TEST(KvCli, TovaRuns) {
-  const auto r = RunH2o("perplexity -m " + kModel + " --kv tova:k=32 --json --token-file " + kStream512);
+TEST(KvCli, RandomPolicySeedDecidesTheKeptSet) {
+  const std::vector<int> a = RandomKept("3");
+  ASSERT_EQ(a.size(), 16u);
+  EXPECT_EQ(RandomKept("3"), a);
+  // 8 of the 72 evictable positions: two seeds keeping the same 8 by chance
+  // is a 1-in-10^10 event.
+  EXPECT_NE(RandomKept("4"), a);
+  // The recent window is the last 8 of the 80 fed positions either way.
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(a[8 + i], 72 + i);
+}
+
+TEST(KvCli, TovaMatchesTheSimulation) {
+  // The NLL of a double-precision forward that keeps, per layer and KV
+  // head, the tokens TOVA's rule picks from its own attention. Within 1%,
+  // the tolerance the independent reference uses for evicting policies:
+  // a near tie can go the other way in float.
+  const std::vector<int32_t> ids = testing::ReadStream("s002.txt");
+  auto model = Model::Load(kModel);
+  ASSERT_TRUE(model.ok());
+  testing::ReferenceForward ref(**model);
+  double nll = 0.0;
+  for (size_t t = 0; t + 1 < ids.size(); ++t) {
+    const std::vector<double> logits = ref.Eval(std::span<const int32_t>(&ids[t], 1));
+    ref.Evict(32, 0, testing::ReferenceForward::Victim::kLowestLast);
+    const double max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0.0;
+    for (double l : logits) sum += std::exp(l - max);
+    nll += max + std::log(sum) - logits[ids[t + 1]];
+  }
+  const auto r = RunH2o("perplexity -m " + kModel + " --kv tova:k=32 --kv-type f32 --no-kl --json --token-file " + kStream512);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out)["policies"][0];
-  EXPECT_TRUE(std::isfinite(out["ppl"].get<double>()));
+  EXPECT_EQ(out["tokens"], ids.size() - 1);
+  EXPECT_NEAR(out["nll_sum"].get<double>(), nll, 1e-2 * nll);
 }
-
 
 TEST(KvCliErrors, BadSpecs) {
   const std::string base = "generate -m " + kModel + " --tokens '1 2' -n 4 --kv ";

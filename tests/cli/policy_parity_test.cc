@@ -1,9 +1,8 @@
 // Every policy and budget of the independent reference (tests/data/
 // stories260K, DESIGN.md section 3), checked through the real `h2o`
 // binary: per-stream NLL within 1% (full within 0.1%), greedy ids exact.
-// NLL runs use f32 K/V like the double-precision reference: f16 rounding
-// flips near-tied eviction choices, which h2only (no recent window) turns
-// into several percent.
+// NLL runs with f32 K/V (like the double-precision reference) and with the
+// default f16 K/V; see ToleranceFor for what f16 rounding costs.
 #include <gtest/gtest.h>
 
 #include "cli/run_binary.h"
@@ -39,13 +38,41 @@ std::string TestName(const nlohmann::json& row, size_t index) {
   return name;
 }
 
+struct Tolerance {
+  double per_stream;  // relative to the reference's nll_sum
+  double total;
+};
+
+// f32 K/V: 0.1% for full, 1% for the evicting policies (near ties may
+// resolve the other way in float). f16 K/V rounds each stored element by up
+// to 2^-11 relative: where no choice depends on the values (full, local,
+// sink) that moves a stream's NLL by about 2e-4, so 0.1% holds. Where the
+// eviction compares scores (h2o, h2only) the rounding also flips near-tied
+// choices: one flip moves that stream by up to a few percent with no recent
+// window to fall back on (measured: 4.2% for h2only:heavy=128, 0.8% for
+// h2o), but flips go both ways, so the 56-stream total stays within 0.13%.
+Tolerance ToleranceFor(const std::string& policy, const std::string& kv_type) {
+  if (policy == "full") return {1e-3, 1e-3};
+  if (kv_type == "f32") return {1e-2, 1e-2};
+  if (policy == "h2o" || policy == "h2only") return {5e-2, 5e-3};
+  return {1e-3, 1e-3};
+}
+
+struct RowGroup {
+  size_t begin, end;
+  std::string kv_type;
+  friend void PrintTo(const RowGroup& g, std::ostream* os) {
+    *os << "rows " << g.begin << ".." << g.end - 1 << ", " << g.kv_type << " K/V";
+  }
+};
+
 // The rows as `--kv` lists, a few rows per run (so ctest can run the
 // groups in parallel): the multi-policy output must reproduce every row.
-class NllParity : public ::testing::TestWithParam<std::pair<size_t, size_t>> {};
+class NllParity : public ::testing::TestWithParam<RowGroup> {};
 
 TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
   const std::vector<nlohmann::json> all = Rows("stories260K/reference_nll.json");
-  const auto [begin, end] = GetParam();
+  const auto& [begin, end, kv_type] = GetParam();
   ASSERT_LE(end, all.size());
   const std::vector<nlohmann::json> refs(all.begin() + begin, all.begin() + end);
   std::string specs, files;
@@ -54,7 +81,7 @@ TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
     files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
   const auto r = RunH2o("perplexity -m " + testing::ModelPath() + " --kv '" + specs +
-                        "' --no-kl --kv-type f32 --json --token-file" + files);
+                        "' --no-kl --kv-type " + kv_type + " --json --token-file" + files);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   ASSERT_EQ(out["policies"].size(), refs.size());
@@ -62,7 +89,7 @@ TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
     const nlohmann::json& ref = refs[p];
     const nlohmann::json& row = out["policies"][p];
     SCOPED_TRACE(SpecOf(ref));
-    const double tolerance = ref["policy"] == "full" ? 1e-3 : 1e-2;
+    const Tolerance tolerance = ToleranceFor(ref["policy"], kv_type);
     EXPECT_EQ(row["kv"], SpecOf(ref));
     EXPECT_EQ(row["policy"], ref["policy"]);
     EXPECT_EQ(row["tokens"], ref["tokens"]);
@@ -70,24 +97,30 @@ TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
     for (size_t i = 0; i < ref["per_stream"].size(); ++i) {
       EXPECT_EQ(row["per_stream"][i]["stream"], ref["per_stream"][i]["stream"]);
       const double want = ref["per_stream"][i]["nll_sum"];
-      EXPECT_NEAR(row["per_stream"][i]["nll_sum"].get<double>(), want, tolerance * want)
+      EXPECT_NEAR(row["per_stream"][i]["nll_sum"].get<double>(), want, tolerance.per_stream * want)
           << ref["per_stream"][i]["stream"];
     }
     const double want_total = ref["nll_sum"];
-    EXPECT_NEAR(row["nll_sum"].get<double>(), want_total, tolerance * want_total);
+    EXPECT_NEAR(row["nll_sum"].get<double>(), want_total, tolerance.total * want_total);
   }
 }
 
-// Every row of the 15 in reference_nll.json, in four runs.
-INSTANTIATE_TEST_SUITE_P(Reference, NllParity,
-                         ::testing::Values(std::pair<size_t, size_t>{0, 4},
-                                           std::pair<size_t, size_t>{4, 8},
-                                           std::pair<size_t, size_t>{8, 12},
-                                           std::pair<size_t, size_t>{12, 15}),
-                         [](const auto& info) {
-                           return "Rows" + std::to_string(info.param.first) + "To" +
-                                  std::to_string(info.param.second - 1);
-                         });
+// Every row of the 15 in reference_nll.json, in four runs per K/V type.
+std::vector<RowGroup> Groups() {
+  std::vector<RowGroup> groups;
+  for (const char* type : {"f32", "f16"}) {
+    for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 4}, {4, 8}, {8, 12}, {12, 15}}) {
+      groups.push_back({begin, end, type});
+    }
+  }
+  return groups;
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, NllParity, ::testing::ValuesIn(Groups()), [](const auto& info) {
+  // Rows0To3 (f32, the names ctest knew before f16 runs existed), Rows0To3F16.
+  return "Rows" + std::to_string(info.param.begin) + "To" + std::to_string(info.param.end - 1) +
+         (info.param.kv_type == "f32" ? "" : "F16");
+});
 
 TEST(NllParityData, FifteenRowsOverTheSameStreams) {
   const std::vector<nlohmann::json> all = Rows("stories260K/reference_nll.json");

@@ -76,6 +76,36 @@ TEST_F(TokenizeCli, VocabOnlyFileWithATextFile) {
   EXPECT_EQ(r.out, JoinIds(c.ids) + "\n");
 }
 
+TEST_F(TokenizeCli, EndOfTextSplitsDocumentsEachWithItsBos) {
+  // Three stories the independent SentencePiece tokenizer encoded one by
+  // one: joined by <|endoftext|> (with the blank lines, empty documents and
+  // a leading separator real dumps have), each is one line of its own ids.
+  const nlohmann::json ref = testing::ReadJson("reference_tokens.json");
+  std::string text = "<|endoftext|>\n";
+  for (size_t i = 0; i < 3; ++i) {
+    text += ref[i]["text"].get<std::string>() + (i == 1 ? "\n<|endoftext|>  <|endoftext|>\n\n" : "\n<|endoftext|>\n");
+  }
+  const std::string file = Write("docs.txt", text);
+  const auto r = RunH2o("tokenize -m " + testing::ModelPath() + " -f " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string want;
+  for (size_t i = 0; i < 3; ++i) want += JoinIds(ref[i]["ids"].get<std::vector<int32_t>>()) + "\n";
+  EXPECT_EQ(r.out, want);
+
+  // perplexity scores the same documents as separate streams: every token
+  // after each BOS, nothing across a boundary.
+  const auto p = RunH2o("perplexity -m " + testing::ModelPath() + " --json -f " + file);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto out = nlohmann::json::parse(p.out)["policies"][0];
+  ASSERT_EQ(out["per_stream"].size(), 3u);
+  size_t scored = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out["per_stream"][i]["tokens"].get<size_t>(), ref[i]["ids"].size() - 1) << "document " << i;
+    scored += ref[i]["ids"].size() - 1;
+  }
+  EXPECT_EQ(out["tokens"].get<size_t>(), scored);
+}
+
 TEST_F(TokenizeCli, PromptWithSpecialTokens) {
   const auto r = RunH2o("tokenize -m " + kLlama3 + " -p 'Hi<|eot_id|>'");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -132,6 +132,63 @@ TEST_F(MkModel, EachTypeLoadsWithItsShapeAndGeneratesFiniteLogits) {
   }
 }
 
+// The relative rounding of one stored weight, at most: half an ulp for
+// f16 (2^-11) and bf16 (2^-8); for q8_0 and q4_0 half a step of the block's
+// scale, as a fraction of the block's largest magnitude (1/254, 1/16 plus
+// the clamp of +8 to 7, 1/8).
+double WeightRounding(const std::string& type) {
+  if (type == "f16") return 0x1p-11;
+  if (type == "bf16") return 0x1p-8;
+  if (type == "q8_0") return 1.0 / 254;
+  if (type == "q4_0") return 1.0 / 8;
+  return 0.0;
+}
+
+// The same seed in each type holds the f32 weights within WeightRounding
+// (TypesHoldTheF32ValuesWithinTheirErrorBound); the logits must then stay
+// within a small multiple of it of the f32 model's, relative to the
+// logits' spread: two layers of matrix products, each adding at most its
+// weights' relative error (the weights are random and the activations
+// normalized, so errors add, they do not compound), plus the output
+// matrix's: 4 times it (measured: 0.65 f16, 0.73 bf16, 2.6 q8_0, 1.0 q4_0).
+// A wrong dequantization (a swapped scale, a nibble order) moves logits by
+// their whole spread and fails this.
+TEST_F(MkModel, QuantizedLogitsStayWithinTheirRoundingOfTheF32Models) {
+  const std::vector<int32_t> ids = {1, 2, 3, 100, 200, 299, 17, 42};
+  std::vector<float> want;
+  for (const char* type_name : kTypes) {
+    SCOPED_TRACE(type_name);
+    const MkModelOptions o = Small(type_name, std::string("logits_") + type_name + ".gguf", 5);
+    ASSERT_TRUE(MakeRandomModel(o).ok());
+    auto model = Model::Load(o.output_path);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    SessionOptions options;
+    options.kv_type = TensorType::kF32;
+    auto session = Session::Create(**model, options);
+    ASSERT_TRUE(session.ok());
+    std::vector<float> got;
+    for (int32_t id : ids) {
+      const int32_t one[] = {id};
+      ASSERT_TRUE((*session)->Eval(one).ok());
+      got.insert(got.end(), (*session)->last_logits().begin(), (*session)->last_logits().end());
+    }
+    if (want.empty()) {
+      ASSERT_STREQ(type_name, "f32");  // kTypes starts with the reference
+      want = got;
+      continue;
+    }
+    double spread = 0.0, worst = 0.0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      spread = std::max(spread, static_cast<double>(std::abs(want[i])));
+      worst = std::max(worst, static_cast<double>(std::abs(got[i] - want[i])));
+    }
+    const double bound = 4 * WeightRounding(type_name) * spread;
+    EXPECT_LE(worst, bound) << "spread " << spread;
+    // And not trivially: the types do differ from f32.
+    EXPECT_GT(worst, 0.0);
+  }
+}
+
 TEST_F(MkModel, SameSeedSameBytesOtherSeedOtherBytes) {
   MkModelOptions a = Small("q4_0", "a.gguf", 7);
   MkModelOptions b = Small("q4_0", "b.gguf", 7);

@@ -1,6 +1,12 @@
 // A policy whose budget covers the whole sequence never evicts, so its
-// logits must be bit-identical to the full cache's, step by step.
+// logits must be bit-identical to the full cache's, step by step; and the
+// thread count changes no logit.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <vector>
 
 #include "kv/kv_spec.h"
 #include "model/model.h"
@@ -66,6 +72,38 @@ TEST(PolicyEquivalence, SmallBudgetChangesLogits) {
   const auto b = (*h2o)->last_logits();
   EXPECT_NE(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
   EXPECT_EQ((*h2o)->cache().count(0, 0), 16);
+}
+
+// Threads split rows and heads, never one dot product, so the thread count
+// must not change a single bit of the logits: prompt (chunked) and decode,
+// with an evicting policy whose choices would amplify any difference.
+TEST(PolicyEquivalence, ThreadCountDoesNotChangeTheLogits) {
+  auto model = Model::Load(testing::ModelPath());
+  ASSERT_TRUE(model.ok());
+  const auto ids = testing::ReadStream("s001.txt");
+  for (const std::string spec : {"full", "h2o:heavy=16,recent=16"}) {
+    std::vector<std::vector<float>> by_threads;
+    for (int32_t threads : {1, 2, 3, 4}) {
+      SessionOptions options;
+      options.max_chunk = 32;
+      options.n_threads = threads;
+      options.kv = Plan(spec);
+      auto session = Session::Create(**model, options);
+      ASSERT_TRUE(session.ok());
+      std::vector<float> logits;
+      for (size_t begin = 0; begin < ids.size(); begin += 40) {
+        const size_t len = std::min<size_t>(40, ids.size() - begin);
+        ASSERT_TRUE((*session)->Eval(std::span<const int32_t>(ids.data() + begin, len)).ok());
+        const auto last = (*session)->last_logits();
+        logits.insert(logits.end(), last.begin(), last.end());
+      }
+      by_threads.push_back(std::move(logits));
+    }
+    for (size_t t = 1; t < by_threads.size(); ++t) {
+      EXPECT_EQ(0, std::memcmp(by_threads[0].data(), by_threads[t].data(), by_threads[0].size() * sizeof(float)))
+          << spec << ": " << t + 1 << " threads differ from 1";
+    }
+  }
 }
 
 }  // namespace

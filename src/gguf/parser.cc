@@ -5,6 +5,7 @@
 // reserved, so a hostile count can neither overrun nor exhaust memory.
 #include "gguf/parser.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "gguf/format.h"
 
@@ -343,6 +345,22 @@ Status LocateTensorData(const uint8_t* data, size_t size, ParsedFile& file) {
                            ", file size " + std::to_string(size) + ")");
     }
     t.data = data + file.data_offset + t.offset;
+  }
+  // Two tensors sharing bytes would alias: writing one (a converter, a
+  // cache) silently changes the other, and no writer produces it.
+  std::vector<const TensorInfo*> by_offset;
+  by_offset.reserve(file.tensors.size());
+  for (const TensorInfo& t : file.tensors) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    const TensorInfo& a = *by_offset[i - 1];
+    const TensorInfo& b = *by_offset[i];
+    if (b.offset < a.offset + a.nbytes) {
+      return Status::Error("tensors " + Quote(a.name) + " (offset " + std::to_string(a.offset) +
+                           ", size " + std::to_string(a.nbytes) + ") and " + Quote(b.name) +
+                           " (offset " + std::to_string(b.offset) + ") overlap");
+    }
   }
   return Status::Ok();
 }

@@ -225,6 +225,22 @@ TEST_F(MalformedTest, DuplicateTensorName) {
   EXPECT_THAT(OpenError(b.bytes()), HasSubstr("duplicate tensor name 'w'"));
 }
 
+TEST_F(MalformedTest, OverlappingTensors) {
+  // 'b' starts inside 'a' (4x4 f32: 64 bytes at 0); listed first, so the
+  // check does not depend on the order of the tensor infos.
+  Bytes b;
+  b.Header(3, 2, 0).TensorInfo("b", {4}, kF32, 32).TensorInfo("a", {4, 4}, kF32, 0);
+  b.PadTo(32).Zeros(96);
+  EXPECT_THAT(OpenError(b.bytes()), HasSubstr("tensors 'a' (offset 0, size 64) and 'b' (offset 32) overlap"));
+  // The same tensors end to end are fine.
+  Bytes ok;
+  ok.Header(3, 2, 0).TensorInfo("b", {4}, kF32, 64).TensorInfo("a", {4, 4}, kF32, 0);
+  ok.PadTo(32).Zeros(96);
+  TempDir dir;
+  WriteBytes(dir.File("ok.gguf"), ok.bytes());
+  EXPECT_TRUE(File::Open(dir.File("ok.gguf")).ok());
+}
+
 TEST_F(MalformedTest, TensorDataPastEndOfFile) {
   // header 24 + info (8 + 19 name + 4 + 2 * 8 + 4 + 8 = 59) = 83, data at 96;
   // a 4x4 f32 tensor needs 64 bytes but only 60 follow.

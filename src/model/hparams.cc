@@ -77,7 +77,7 @@ Status ReadSlidingWindow(const gguf::File& file, const std::string& p, HParams& 
     }
   }
   H2O_ASSIGN_OR_RETURN(hp.rope_freq_base_swa, file.GetF32Or(p + "rope.freq_base_swa", 10000.0f));
-  if (!(hp.rope_freq_base_swa > 0.0f)) {
+  if (!(hp.rope_freq_base_swa > 0.0f) || !std::isfinite(hp.rope_freq_base_swa)) {
     return Status::Error(fmt::format("bad rope.freq_base_swa {}", hp.rope_freq_base_swa));
   }
   return Status::Ok();
@@ -158,8 +158,12 @@ Result<HParams> ReadHParams(const gguf::File& file) {
     return hp;
   }
   H2O_ASSIGN_OR_RETURN(hp.rope_freq_base, file.GetF32Or(p + "rope.freq_base", 10000.0f));
-  if (!(hp.rope_freq_base > 0.0f)) {
+  if (!(hp.rope_freq_base > 0.0f) || !std::isfinite(hp.rope_freq_base)) {
     return Status::Error(fmt::format("bad rope.freq_base {}", hp.rope_freq_base));
+  }
+  // RoPE turns pairs of dimensions: an odd head can only rotate part of it.
+  if (spec.positions == PositionKind::kRopeNormal && hp.head_dim % 2 != 0) {
+    return Status::Error(fmt::format("head dimension {} is odd; RoPE needs it even", hp.head_dim));
   }
   H2O_RETURN_IF_ERROR(ReadRopeScaling(file, p, hp));
   H2O_ASSIGN_OR_RETURN(const uint32_t n_rot,

@@ -183,6 +183,8 @@ TEST_F(ArchTest, BadFilesAreOneLineNamingTheThing) {
     return o;
   }();
   ASSERT_TRUE(MakeRandomModel(gemma).ok());
+  const MkModelOptions llama = Small("llama");
+  ASSERT_TRUE(MakeRandomModel(llama).ok());
   struct Case {
     std::string from;
     std::function<void(gguf::Writer&)> edit;
@@ -207,6 +209,35 @@ TEST_F(ArchTest, BadFilesAreOneLineNamingTheThing) {
        "bad attention.sliding_window"},
       {gemma.output_path, [](gguf::Writer&) {}, "blk.0.post_ffw_norm.weight",
        "missing tensor 'blk.0.post_ffw_norm.weight'"},
+      // Hyperparameters: zero and negative sizes, heads that do not divide,
+      // an odd head where RoPE turns pairs, position scaling it cannot do.
+      {llama.output_path, [](gguf::Writer& w) { w.SetU32("llama.attention.head_count", 0); }, "",
+       "bad llama.attention.head_count 0"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetI32("llama.block_count", -2); }, "",
+       "llama.block_count' value -2 does not fit uint32"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetU32("llama.attention.head_count_kv", 0); }, "",
+       "bad llama.attention.head_count_kv 0"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetU32("llama.feed_forward_length", 0); }, "",
+       "bad llama.feed_forward_length 0"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetU32("llama.embedding_length", 66); }, "",
+       "embedding_length 66 is not a multiple of head_count 4"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetU32("llama.attention.head_count_kv", 3); }, "",
+       "head_count 4 is not a multiple of head_count_kv 3"},
+      {llama.output_path,
+       [](gguf::Writer& w) {
+         w.SetU32("llama.embedding_length", 60);  // 4 heads of 15
+       },
+       "", "head dimension 15 is odd; RoPE needs it even"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetString("llama.rope.scaling.type", "ntk"); }, "",
+       "rope.scaling.type 'ntk' is not supported for llama"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetF32("llama.rope.scaling.factor", -2.0f); }, "",
+       "bad rope.scaling.factor -2"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetF32("llama.rope.scaling.factor", NAN); }, "",
+       "bad rope.scaling.factor nan"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetF32("llama.rope.freq_base", INFINITY); }, "",
+       "bad rope.freq_base inf"},
+      {llama.output_path, [](gguf::Writer& w) { w.SetF32("llama.rope.freq_base", 0.0f); }, "",
+       "bad rope.freq_base 0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.needle);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "runtime/kv_config.h"
+#include "runtime/kv_fit.h"
 
 namespace h2o {
 namespace {
@@ -73,14 +74,19 @@ Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
                                                    const SequenceOptions& options,
                                                    int32_t max_chunk_limit) {
   H2O_ASSIGN_OR_RETURN(Resolved r, Resolve(model, options, max_chunk_limit));
-  auto cache = std::make_unique<KvCache>(r.kv, MakePolicy(r.options.kv, r.options.n_ctx));
+  auto policy = MakePolicy(r.options.kv, r.options.n_ctx);
+  H2O_RETURN_IF_ERROR(CheckKvCacheFits(r.kv, *policy, MachineMemoryBytes()));
+  auto cache = std::make_unique<KvCache>(r.kv, std::move(policy));
   return std::unique_ptr<Sequence>(new Sequence(model, r.options, std::move(cache)));
 }
 
 Result<size_t> Sequence::KvBytes(const Model& model, const SequenceOptions& options,
                                  int32_t max_chunk_limit) {
   H2O_ASSIGN_OR_RETURN(Resolved r, Resolve(model, options, max_chunk_limit));
-  return KvCache::AllocatedBytesFor(r.kv, *MakePolicy(r.options.kv, r.options.n_ctx));
+  const auto policy = MakePolicy(r.options.kv, r.options.n_ctx);
+  // Only the size_t overflow: a figure to print need not fit this machine.
+  H2O_RETURN_IF_ERROR(CheckKvCacheFits(r.kv, *policy, 0));
+  return KvCache::AllocatedBytesFor(r.kv, *policy);
 }
 
 Sequence::Sequence(const Model& model, const SequenceOptions& resolved,

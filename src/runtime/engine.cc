@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace h2o {
 namespace {
@@ -22,6 +23,25 @@ Status CheckTokens(const Model& model, const Sequence& sequence, std::span<const
         "context is full: {} + {} tokens exceed the context size {} (raise it with -c, or use "
         "--kv-pos-shift with sink or h2o)",
         sequence.n_past(), tokens.size(), sequence.n_ctx()));
+  }
+  return Status::Ok();
+}
+
+// A NaN or Inf logit would be sampled as garbage or scored as a NaN
+// perplexity far from its cause; one pass over what the forward pass just
+// wrote is cheap next to the n_embd multiply-adds behind each logit.
+Status CheckLogitsFinite(const ForwardItem& item, size_t n_vocab) {
+  const size_t rows = item.which == LogitsFor::kAllTokens ? item.tokens.size() : 1;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t i = 0; i < n_vocab; ++i) {
+      const float v = item.logits[r * n_vocab + i];
+      if (std::isfinite(v)) continue;
+      const size_t pos = item.pos0 + (rows == 1 ? item.tokens.size() - 1 : r);
+      return Status::Error(fmt::format(
+          "the logits for the token at position {} are not finite ({} for id {}): a NaN or Inf in "
+          "the weights (--check-tensors scans them) or an overflow in the computation",
+          pos, v, i));
+    }
   }
   return Status::Ok();
 }
@@ -93,6 +113,10 @@ Status Engine::Forward(std::span<const BatchItem> batch) {
   }
   forward_.Run(items_, &pool_);
   for (const BatchItem& b : batch) b.sequence->Advance(static_cast<int32_t>(b.tokens.size()));
+  const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
+  for (const ForwardItem& item : items_) {
+    if (item.logits != nullptr) H2O_RETURN_IF_ERROR(CheckLogitsFinite(item, n_vocab));
+  }
   return Status::Ok();
 }
 

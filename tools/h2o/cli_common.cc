@@ -19,6 +19,7 @@
 #include "core/strings.h"
 #include "kv/kv_dump.h"
 #include "kv/kv_report.h"
+#include "model/check_tensors.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/utf8.h"
 
@@ -56,6 +57,8 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
                "run past the model's context");
   cmd.add_option("--kv-dump", flags.kv_dump_path,
                  "write the kept positions and scores per layer and KV head as JSON at the end");
+  cmd.add_flag("--check-tensors", flags.check_tensors,
+               "scan every weight for NaN and Inf at load (a pass over the file)");
 }
 
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
@@ -105,6 +108,7 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(flags.model_path));
+  if (flags.check_tensors) H2O_RETURN_IF_ERROR(CheckTensorValues(model->file()));
   const int32_t trained = model->hparams().n_ctx_train;
   // Models with learned positions refuse such a context (Sequence says so).
   if (trained > 0 && flags.n_ctx > trained && model->hparams().spec->rotary()) {

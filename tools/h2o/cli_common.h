@@ -29,11 +29,12 @@ struct ModelFlags {
   std::string kv_spec = "full";
   bool kv_pos_shift = false;
   std::string kv_dump_path;
+  bool check_tensors = false;
 };
 
 // Adds -m/--model (required), -c/--ctx-size, -t/--threads, -b/--batch-size
 // (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-pos-shift,
-// --kv-dump.
+// --kv-dump, --check-tensors.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
 
 struct SamplingFlags {

@@ -1,6 +1,8 @@
 // Paths and loaders for the data the tests share (all inside the repo).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -40,6 +42,14 @@ inline std::vector<int32_t> ReadStream(const std::string& name) {
   std::vector<int32_t> ids;
   int32_t id;
   while (in >> id) ids.push_back(id);
+  return ids;
+}
+
+// The first n ids of stories260K/streams/<name> (it must hold that many).
+inline std::vector<int32_t> ReadStreamPrefix(const std::string& name, size_t n) {
+  std::vector<int32_t> ids = ReadStream(name);
+  EXPECT_GE(ids.size(), n) << name;
+  ids.resize(n);
   return ids;
 }
 

@@ -141,8 +141,7 @@ TEST(AnalyzeCli, StatisticsMatchAnIndependentRecomputation) {
   const int n = 40, n_layer = 5, n_head = 8;
   auto model = Model::Load(testing::ModelPath());
   ASSERT_TRUE(model.ok());
-  std::vector<int32_t> ids = testing::ReadStream("s001.txt");
-  ids.resize(n);
+  const std::vector<int32_t> ids = testing::ReadStreamPrefix("s001.txt", n);
   // [layer][head]: sparse entries for sure, within the band, and the
   // accumulated attention per key position.
   std::vector<std::vector<double>> sure(n_layer, std::vector<double>(n_head)), band = sure;

@@ -130,12 +130,7 @@ double Simulate(const Model& model, const PolicyRun& run) {
   return worst;
 }
 
-std::vector<int32_t> Prompt(size_t n) {
-  std::vector<int32_t> ids = testing::ReadStream("s001.txt");
-  EXPECT_GE(ids.size(), n);
-  ids.resize(n);
-  return ids;
-}
+std::vector<int32_t> Prompt(size_t n) { return testing::ReadStreamPrefix("s001.txt", n); }
 
 class PolicySimulation : public ::testing::Test {
  protected:
@@ -150,12 +145,9 @@ class PolicySimulation : public ::testing::Test {
 };
 
 TEST_F(PolicySimulation, H2oTokenByToken) {
-  const PolicyRun run{"h2o:heavy=8,recent=8", {16, 8, Victim::kLowestAcc}, Prompt(40), 1, 0};
   // One token per Eval, so every eviction is checked.
-  PolicyRun stepwise = run;
-  stepwise.prompt = {run.prompt[0]};
-  stepwise.decode = 40;
-  EXPECT_LT(Simulate(*model_, stepwise), kLogitTolerance);
+  EXPECT_LT(Simulate(*model_, {"h2o:heavy=8,recent=8", {16, 8, Victim::kLowestAcc}, Prompt(1), 1, 40}),
+            kLogitTolerance);
 }
 
 TEST_F(PolicySimulation, H2oPrefillLargerThanTheBudgetThenCompress) {

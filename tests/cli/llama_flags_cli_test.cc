@@ -68,6 +68,8 @@ TEST(LlamaFlags, DefaultSeedIsRandomPrintedAndRepeatableWithS) {
   EXPECT_EQ(again.out, a.out);
   EXPECT_EQ(PrintedSeed(again), "");
   EXPECT_EQ(Ok(sample + "--seed " + seed_b).out, b.out);
+  // Greedy draws nothing: no seed to print.
+  EXPECT_EQ(PrintedSeed(Ok("generate -m " + kModel + " -p 'Once upon' -n 4 --temp 0")), "");
 }
 
 TEST_F(LlamaFlagsFiles, PromptFromAFileAndFromStandardInput) {

@@ -95,7 +95,10 @@ SamplerOptions ResolveSampling(const SamplingFlags& sampling) {
 }
 
 void NoteSeed(const SamplingFlags& sampling, const SamplerOptions& resolved) {
-  if (!sampling.seed.has_value()) Note("seed: {} (repeat with -s {})", resolved.seed, resolved.seed);
+  // Greedy decoding draws nothing: its seed would only mislead.
+  if (!sampling.seed.has_value() && resolved.temperature > 0.0f) {
+    Note("seed: {} (repeat with -s {})", resolved.seed, resolved.seed);
+  }
 }
 
 void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string& option_b,

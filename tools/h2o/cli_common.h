@@ -48,7 +48,7 @@ void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling);
 // The options to sample with; without -s, a random seed.
 SamplerOptions ResolveSampling(const SamplingFlags& sampling);
 // A random seed as a note, "seed: N (repeat with -s N)", as llama.cpp prints
-// it; nothing when -s gave it.
+// it; nothing when -s gave it or the sampling is greedy.
 void NoteSeed(const SamplingFlags& sampling, const SamplerOptions& resolved);
 
 // Makes parsing fail unless at least one of two options was given, e.g.

@@ -268,22 +268,19 @@ void RequireOneOf(CLI::App& cmd, const std::vector<std::string>& options, const 
 CLI::Validator OnePolicy(const std::string& command) {
   return CLI::Validator(
       [command](std::string& text) -> std::string {
-        if (text.find(',') == std::string::npos || ParseKvSpec(text).ok()) return "";
-        auto list = SplitKvSpecList(text);
-        if (!list.ok() || list->size() < 2) return "";
-        return fmt::format(
-            "'{}' is a list of {} policies; {} takes one (a list is for perplexity, eval and "
-            "bench)",
-            text, list->size(), command);
-      },
-      "");
-}
-
-CLI::Validator OneKvSpec() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
         const Result<KvSpec> spec = ParseKvSpec(text);
-        return spec.ok() ? "" : spec.status().message();
+        if (spec.ok()) return "";
+        // A list says so, rather than failing on its second policy's name.
+        if (text.find(',') != std::string::npos) {
+          auto list = SplitKvSpecList(text);
+          if (list.ok() && list->size() >= 2) {
+            return fmt::format(
+                "'{}' is a list of {} policies; {} takes one (a list is for perplexity, eval and "
+                "bench)",
+                text, list->size(), command);
+          }
+        }
+        return spec.status().message();
       },
       "");
 }

@@ -27,14 +27,11 @@ std::shared_ptr<CLI::Formatter> MakeHelpFormatter();
 // together" with two. Sets the command's parse callback.
 void RequireOneOf(CLI::App& cmd, const std::vector<std::string>& options, const std::string& what);
 
-// For --kv of a command that runs one policy: a comma-separated list of
-// policies fails as "'full,h2o:...' is a list of 2 policies; <command> takes
-// one (a list is for perplexity, eval and bench)".
+// For --kv of a command that runs one policy: ParseKvSpec's error, so a bad
+// spec is a usage error (exit 2) before anything loads; a comma-separated
+// list of policies fails as "'full,h2o:...' is a list of 2 policies;
+// <command> takes one (a list is for perplexity, eval and bench)".
 CLI::Validator OnePolicy(const std::string& command);
-
-// For --kv of a command that runs one policy: ParseKvSpec's error, so a
-// bad spec is a usage error (exit 2) before anything loads.
-CLI::Validator OneKvSpec();
 
 // For commands with a --kv list and --budget: ExpandKvSweep's error when
 // parsing completes (exit 2). The strings must outlive parsing.

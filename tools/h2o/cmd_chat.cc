@@ -151,7 +151,7 @@ Command RegisterChat(CLI::App& app) {
   // Turns are short: a small chunk keeps an evicting cache's chunk slots
   // (allocated next to its budget) small.
   AddModelFlags(*cmd, f->model, /*default_chunk=*/64);
-  cmd->get_option("--kv")->check(OnePolicy("chat"))->check(OneKvSpec());
+  cmd->get_option("--kv")->check(OnePolicy("chat"));
   cmd->add_option("--system", f->system, "a system message before the conversation");
   AddChatTemplateFlag(*cmd, f->chat_template);
   cmd->add_option("-n,--n-predict", f->n_predict, "most tokens per reply")

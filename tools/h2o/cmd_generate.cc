@@ -145,7 +145,7 @@ Command RegisterGenerate(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "generate text from a prompt");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/0);
-  cmd->get_option("--kv")->check(OnePolicy("generate"))->check(OneKvSpec());
+  cmd->get_option("--kv")->check(OnePolicy("generate"));
   auto* prompt = cmd->add_option("-p,--prompt", f->prompt, "prompt text (BOS first when the vocabulary adds one)");
   auto* file =
       cmd->add_option("-f,--file", f->prompt_file, "prompt from a text file (-: standard input)");

@@ -125,7 +125,7 @@ Command RegisterInspect(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-type", f->kv_type, "KV element type for the estimate")->capture_default_str();
   cmd->add_option("--kv", f->kv_spec, "KV policy and budget to estimate (percentages of -c)")
-      ->check(OneKvSpec())
+      ->check(OnePolicy("inspect"))
       ->capture_default_str();
   cmd->add_option("--chunk", f->chunk, "tokens per forward pass for the estimate")
       ->check(CLI::PositiveNumber)

@@ -108,7 +108,7 @@ Command RegisterServe(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "an OpenAI-compatible HTTP server (/v1/completions, /v1/chat/completions)");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/512);
-  cmd->get_option("--kv")->check(OnePolicy("serve"))->check(OneKvSpec());
+  cmd->get_option("--kv")->check(OnePolicy("serve"));
   cmd->add_option("--host", f->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", f->port, "port (0: any free one, printed when listening)")
       ->check(CLI::Range(0, 65535))

@@ -8,4 +8,15 @@ std::string_view Trim(std::string_view s, std::string_view blanks) {
   return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
+std::vector<std::string_view> SplitCommas(std::string_view text) {
+  std::vector<std::string_view> items;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    items.push_back(Trim(text.substr(begin, comma == text.npos ? text.npos : comma - begin)));
+    if (comma == text.npos) return items;
+    begin = comma + 1;
+  }
+}
+
 }  // namespace h2o

@@ -57,7 +57,7 @@ Result<SessionOptions> TestSessionOptions(const KvSpec& spec, const BenchTest& t
   o.n_ctx = static_cast<int32_t>(test.total());
   o.n_threads = options.n_threads;
   o.max_chunk = options.chunk;
-  o.kv_type = options.kv_type;
+  o.kv_types = options.kv_types;
   o.kv = std::move(plan);
   return o;
 }
@@ -128,8 +128,9 @@ ModelFootprint DescribeModel(const Model& model) {
   return f;
 }
 
-double KvBytesReadPerToken(const HParams& hp, TensorType kv_type, double tokens_in_cache) {
-  return 2.0 * hp.n_layer * hp.n_head_kv * static_cast<double>(RowBytes(kv_type, hp.head_dim)) *
+double KvBytesReadPerToken(const HParams& hp, const KvTypes& kv_types, double tokens_in_cache) {
+  return static_cast<double>(hp.n_layer) * hp.n_head_kv *
+         static_cast<double>(kv_types.TokenBytes(hp.head_dim)) *
          tokens_in_cache;
 }
 
@@ -161,7 +162,7 @@ Status WarmUp(const Model& model, const BenchOptions& options) {
   o.n_ctx = kPrompt + kDecode;
   o.n_threads = options.n_threads;
   o.max_chunk = options.chunk;
-  o.kv_type = options.kv_type;
+  o.kv_types = options.kv_types;
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model, o));
   const std::vector<int32_t> ids =
       RandomTokens(model.hparams().n_vocab, kPrompt + kDecode, options.seed);
@@ -246,7 +247,7 @@ Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const B
     }
     r.kv_tokens_read = sum / (static_cast<double>(test.n_tokens) * c.n_layer);
     r.bytes_per_token = static_cast<double>(DescribeModel(model).weight_bytes_per_token) +
-                        KvBytesReadPerToken(hp, options.kv_type, *r.kv_tokens_read);
+                        KvBytesReadPerToken(hp, options.kv_types, *r.kv_tokens_read);
     r.achieved_gbps = *r.bytes_per_token * r.tps_median / 1e9;
     if (membw_gbps > 0) r.roofline_tps = membw_gbps * 1e9 / *r.bytes_per_token;
   }

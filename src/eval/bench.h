@@ -43,7 +43,7 @@ struct BenchTest {
 struct BenchOptions {
   int32_t n_threads = 1;
   int32_t chunk = 512;  // tokens per forward pass for depth filling and pp (0: all at once)
-  TensorType kv_type = TensorType::kF16;
+  KvTypes kv_types;     // K and V element types (default f16)
   int32_t repetitions = 3;  // >= 1, timed
   bool warmup = true;       // one untimed run of the test before the timed ones
   uint64_t seed = 1234;     // of the random token stream
@@ -63,8 +63,8 @@ ModelFootprint DescribeModel(const Model& model);
 
 // K and V bytes attention reads for one query when each of the model's
 // (layer, KV head) holds `tokens_in_cache` tokens:
-// 2 * n_layer * n_head_kv * RowBytes(kv_type, head_dim) * tokens_in_cache.
-double KvBytesReadPerToken(const HParams& hp, TensorType kv_type, double tokens_in_cache);
+// n_layer * n_head_kv * kv_types.TokenBytes(head_dim) * tokens_in_cache.
+double KvBytesReadPerToken(const HParams& hp, const KvTypes& kv_types, double tokens_in_cache);
 
 struct BenchRecord {
   BenchTest test;

@@ -227,6 +227,34 @@ LinePlot SweepPlot(const SweepReport& report, size_t metric) {
   return plot;
 }
 
+LinePlot SweepPlotAgainst(const SweepReport& report, size_t metric, size_t x_metric) {
+  LinePlot plot;
+  plot.title = fmt::format("{}: {} against {}", report.title, report.metrics.at(metric).name,
+                           report.metrics.at(x_metric).name);
+  plot.y_label = report.metrics[metric].label;
+  plot.x_label = report.metrics[x_metric].label;
+  const std::optional<size_t> stderr_metric = StdErrMetric(report, metric);
+  if (stderr_metric) plot.y_label += " (bars: \u00b11 standard error)";
+  for (const std::string& policy : Policies(report)) {
+    std::vector<std::array<double, 3>> points;
+    for (const SweepRow& row : report.rows) {
+      if (row.policy != policy) continue;
+      points.push_back({ValueAt(row, x_metric), ValueAt(row, metric),
+                        stderr_metric ? ValueAt(row, *stderr_metric) : std::nan("")});
+    }
+    std::sort(points.begin(), points.end());
+    PlotSeries series{policy, {}, {}};
+    for (const auto& [x, y, err] : points) {
+      series.x.push_back(x);
+      series.y.push_back(y);
+      series.y_err.push_back(err);
+    }
+    plot.series.push_back(std::move(series));
+  }
+  plot.log_y = NeedsLogAxis(plot);
+  return plot;
+}
+
 Status WriteSweepFiles(const SweepReport& report, const std::string& prefix,
                        const std::function<void(const std::string& path)>& wrote) {
   const auto write = [&wrote](const std::string& path, std::string_view contents) {
@@ -237,8 +265,18 @@ Status WriteSweepFiles(const SweepReport& report, const std::string& prefix,
   H2O_RETURN_IF_ERROR(write(prefix + ".md", SweepMarkdown(report)));
   H2O_RETURN_IF_ERROR(write(prefix + ".csv", SweepCsv(report)));
   H2O_RETURN_IF_ERROR(write(prefix + ".json", SweepJson(report).dump(2) + "\n"));
+  if (report.x_metric) {
+    const size_t x = *report.x_metric;
+    for (size_t m = 0; m < report.metrics.size(); ++m) {
+      if (m == x || IsStdErrMetric(report, m)) continue;
+      const std::string path = fmt::format("{}.{}-vs-{}.svg", prefix, report.metrics[m].name,
+                                           report.metrics[x].name);
+      H2O_RETURN_IF_ERROR(write(path, RenderLinePlotSvg(SweepPlotAgainst(report, m, x))));
+    }
+  }
   if (report.Budgets().empty()) return Status::Ok();
   for (size_t m = 0; m < report.metrics.size(); ++m) {
+    if (report.x_metric == m) continue;  // memory against the budget says little
     if (IsStdErrMetric(report, m)) continue;  // error bars on its metric's plot
     const std::string path =
         m == 0 ? prefix + ".svg" : fmt::format("{}.{}.svg", prefix, report.metrics[m].name);

@@ -47,6 +47,9 @@ struct SweepReport {
   // "each stream's tokens" (ResolveKvSpec's prompt length, as the command
   // resolves it).
   std::string budget_percent_of = "each sequence's tokens";
+  // A metric to plot the others against as well (the KV memory, when KV
+  // types are swept: quality against bytes, one curve per policy and type).
+  std::optional<size_t> x_metric;
 
   // Budget labels in the order rows first use them; empty when no row has
   // one (then the report is a plain list of specs).
@@ -82,9 +85,15 @@ bool IsStdErrMetric(const SweepReport& report, size_t metric);
 // left out. Empty series when the report has no budgets.
 LinePlot SweepPlot(const SweepReport& report, size_t metric);
 
+// The plot of one metric against the metric x_metric of the same rows:
+// one series per policy, its points in x order, the full cache (no budget)
+// a point like any other; error bars as SweepPlot.
+LinePlot SweepPlotAgainst(const SweepReport& report, size_t metric, size_t x_metric);
+
 // Writes PREFIX.md, PREFIX.csv, PREFIX.json and, when the report has
 // budgets, an SVG plot per metric that is not a standard error: PREFIX.svg
-// for the first metric and PREFIX.<name>.svg for each other. Each file is
+// for the first metric and PREFIX.<name>.svg for each other; with an
+// x_metric, also PREFIX.<name>-vs-<x name>.svg for each other metric. Each file is
 // written atomically (a temporary file renamed into place), so none is
 // ever left half-written; `wrote` (when set) is called with each path
 // after its file is in place.

@@ -39,7 +39,7 @@ Result<SequenceOptions> RequestOptions(const KvSpec& spec, const ThroughputOptio
   SequenceOptions sequence;
   sequence.n_ctx = n_ctx;
   sequence.max_chunk = std::max(1, options.chunk);
-  sequence.kv_type = options.kv_type;
+  sequence.kv_types = options.kv_types;
   sequence.kv = *plan;
   return sequence;
 }

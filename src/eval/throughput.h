@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "core/tensor_type.h"
 #include "kv/kv_spec.h"
+#include "kv/kv_types.h"
 #include "model/model.h"
 
 namespace h2o {
@@ -23,7 +24,7 @@ struct ThroughputOptions {
   int32_t n_threads = 1;
   int32_t chunk = 512;         // prompt tokens per sequence per step
   int32_t batch_tokens = 512;  // tokens per step, all sequences together (>= chunk)
-  TensorType kv_type = TensorType::kF16;
+  KvTypes kv_types;  // K and V element types (default f16)
   uint64_t seed = 1234;  // of the prompts (request i: seed + i)
 };
 

@@ -48,9 +48,41 @@ const TypeKernels& KernelTable::For(TensorType type) const {
 }
 
 const KvRowKernels& KernelTable::KvFor(TensorType type) const {
-  if (type == TensorType::kF32) return kv_f32;
-  if (type == TensorType::kF16) return kv_f16;
-  CheckFailed("KernelTable::KvFor: KV rows are f32 or f16", __FILE__, __LINE__);
+  switch (type) {
+    case TensorType::kF32:
+      return kv_f32;
+    case TensorType::kF16:
+      return kv_f16;
+    case TensorType::kBF16:
+      return kv_derived.bf16;
+    case TensorType::kQ8_0:
+      return kv_derived.q8_0;
+    case TensorType::kQ4_0:
+      return kv_derived.q4_0;
+    case TensorType::kQ4_1:
+      return kv_derived.q4_1;
+    case TensorType::kQ5_0:
+      return kv_derived.q5_0;
+    case TensorType::kQ5_1:
+      return kv_derived.q5_1;
+    default:
+      break;
+  }
+  CheckFailed("KernelTable::KvFor: not a KV row type (KvRowTypes)", __FILE__, __LINE__);
+}
+
+std::span<const TensorType> KvRowTypes() {
+  static constexpr TensorType kTypes[] = {TensorType::kF32,  TensorType::kF16,  TensorType::kBF16,
+                                          TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_1,
+                                          TensorType::kQ5_0, TensorType::kQ5_1};
+  return kTypes;
+}
+
+bool IsKvRowType(TensorType type) {
+  for (TensorType t : KvRowTypes()) {
+    if (t == type) return true;
+  }
+  return false;
 }
 
 #if defined(H2O_KERNELS_X86_SIMD)

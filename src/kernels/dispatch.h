@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/tensor_type.h"
@@ -92,6 +93,12 @@ struct KvRowKernels {
   WeightedSumRowsFn weighted_sum_rows;
 };
 
+// The KV row kernels of the other KV row types, derived from a backend's
+// own per-type row kernels (kv_rows_block.h).
+struct DerivedKvRowKernels {
+  KvRowKernels bf16, q8_0, q4_0, q4_1, q5_0, q5_1;
+};
+
 struct KernelTable {
   const char* name;  // "ref", "avx2", "avx512"
   TypeKernels f32;
@@ -121,12 +128,20 @@ struct KernelTable {
   QuantizeActKFn quantize_act_k;
   KvRowKernels kv_f32;
   KvRowKernels kv_f16;
+  DerivedKvRowKernels kv_derived;
 
   // The row kernels of `type`; type must be runnable (IsRunnable, checked).
   const TypeKernels& For(TensorType type) const;
-  // The attention kernels for K/V rows of `type`: f32 or f16 (checked).
+  // The attention kernels for K/V rows of `type`, one of KvRowTypes() (checked).
   const KvRowKernels& KvFor(TensorType type) const;
 };
+
+// The types a KV cache can store K or V rows in (every backend has
+// attention kernels for each): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0,
+// q5_1, in that order. Rows of a block type hold head_dim / 32 blocks, so
+// such a type needs head_dim to be a multiple of 32.
+std::span<const TensorType> KvRowTypes();
+bool IsKvRowType(TensorType type);
 
 // The scalar reference backend: always available, the ground truth that
 // every other backend is tested against.

@@ -1,4 +1,5 @@
 #include "kernels/dispatch.h"
+#include "kernels/kv_rows_block.h"
 #include "kernels/ref.h"
 
 namespace h2o::kernels {
@@ -46,6 +47,7 @@ const KernelTable& RefKernels() {
       .quantize_act_k = ref::QuantizeActivationK,
       .kv_f32 = {ref::ScoreRowsF32, ref::WeightedSumRowsF32},
       .kv_f16 = {ref::ScoreRowsF16, ref::WeightedSumRowsF16},
+      .kv_derived = DeriveKvRowKernels<RefKernels>(),
   };
   return kRef;
 }

@@ -83,6 +83,11 @@ void WeightedSumRowsF32(const float* p, int64_t p_stride, int64_t n_q, const voi
                         int64_t n_rows, int64_t d, float* out);
 void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
                         int64_t n_rows, int64_t d, float* out);
+// The same for q8_0 rows (attention_q8_avx2.cc); d a multiple of 32.
+void ScoreRowsQ8_0(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                   float scale, float* out, int64_t out_stride);
+void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                         int64_t n_rows, int64_t d, float* out);
 }  // namespace avx2
 namespace avx512 {
 void ExpRow(const float* x, float* y, int64_t n);

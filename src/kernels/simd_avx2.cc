@@ -21,6 +21,7 @@
 
 #include "kernels/avx2_common.h"
 #include "kernels/dispatch.h"
+#include "kernels/kv_rows_block.h"
 #include "kernels/prefetch.h"
 #include "kernels/quant.h"
 #include "kernels/ref.h"
@@ -327,6 +328,12 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
 
 namespace h2o::kernels {
 
+// q8_0's own loops in place of the derived ones.
+static DerivedKvRowKernels WithQ8_0KvRows(DerivedKvRowKernels k) {
+  k.q8_0 = {avx2::ScoreRowsQ8_0, avx2::WeightedSumRowsQ8_0};
+  return k;
+}
+
 const KernelTable& Avx2Kernels() {
   // Quantization runs once per weight at conversion time: the reference's.
   // The quantized types' entries come from their own files, so the table is
@@ -360,6 +367,7 @@ const KernelTable& Avx2Kernels() {
       .quantize_act_k = avx2::QuantizeActivationK,
       .kv_f32 = {avx2::ScoreRowsF32, avx2::WeightedSumRowsF32},
       .kv_f16 = {avx2::ScoreRowsF16, avx2::WeightedSumRowsF16},
+      .kv_derived = WithQ8_0KvRows(DeriveKvRowKernels<Avx2Kernels>()),
   });
   return kAvx2;
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/dispatch.h"
+#include "kernels/kv_rows_block.h"
 #include "kernels/prefetch.h"
 #include "kernels/quant.h"
 #include "kernels/ref.h"
@@ -330,6 +331,8 @@ const KernelTable& Avx512Kernels() {
     t.swiglu = avx512::SwiGluInPlace;
     t.axpy = avx512::Axpy;
     avx512::SetGemmTiles(t);
+    t.kv_derived = DeriveKvRowKernels<Avx512Kernels>();
+    t.kv_derived.q8_0 = {avx2::ScoreRowsQ8_0, avx2::WeightedSumRowsQ8_0};
     return t;
   }();
   return kAvx512;

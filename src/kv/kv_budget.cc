@@ -47,17 +47,6 @@ Status UnknownSweepPolicy(std::string_view policy) {
   return Status::Error(fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
 }
 
-std::vector<std::string_view> SplitCommas(std::string_view text) {
-  std::vector<std::string_view> items;
-  size_t begin = 0;
-  while (true) {
-    const size_t comma = text.find(',', begin);
-    items.push_back(Trim(text.substr(begin, comma == text.npos ? text.npos : comma - begin)));
-    if (comma == text.npos) return items;
-    begin = comma + 1;
-  }
-}
-
 }  // namespace
 
 Result<KvBudget> ParseKvBudget(std::string_view text) {

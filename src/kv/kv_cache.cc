@@ -4,22 +4,23 @@
 #include <cstring>
 
 #include "core/status.h"
-#include "kernels/fp16.h"
+#include "kernels/quant.h"
 #include "kv/policies.h"
 
 namespace h2o {
 
 namespace {
 
-size_t CheckedRowBytes(const KvCacheConfig& config) {
+// Bytes of a token's K and V rows for one (layer, head).
+size_t CheckedTokenBytes(const KvCacheConfig& config) {
   H2O_CHECK(config.n_layer > 0 && config.n_head_kv > 0 && config.head_dim > 0);
   H2O_CHECK(config.budget >= 1 && config.capacity >= config.budget);
-  H2O_CHECK(config.type == TensorType::kF32 || config.type == TensorType::kF16);
+  H2O_CHECK(CheckKvTypes(config.types, config.head_dim).ok());
   H2O_CHECK(config.layer_window.empty() ||
             config.layer_window.size() == static_cast<size_t>(config.n_layer));
   for (int32_t w : config.layer_window) H2O_CHECK(w >= 0);
   H2O_CHECK(config.window_chunk >= 0);
-  return RowBytes(config.type, config.head_dim);
+  return config.types.TokenBytes(config.head_dim);
 }
 
 }  // namespace
@@ -55,13 +56,14 @@ std::vector<KvCache::LayerStart> KvCache::Layout(const KvCacheConfig& c) {
 KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy)
     : config_(config),
       policy_(std::move(policy)),
-      row_bytes_(CheckedRowBytes(config)),
+      k_row_bytes_((CheckedTokenBytes(config), RowBytes(config.types.k, config.head_dim))),
+      v_row_bytes_(RowBytes(config.types.v, config.head_dim)),
       layout_(Layout(config)),
       spill_slots_(config.spill_slots()),
-      k_(layout_.back().row * row_bytes_),
-      v_(layout_.back().row * row_bytes_),
-      k_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * row_bytes_),
-      v_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * row_bytes_) {
+      k_(layout_.back().row * k_row_bytes_),
+      v_(layout_.back().row * v_row_bytes_),
+      k_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * k_row_bytes_),
+      v_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * v_row_bytes_) {
   H2O_CHECK(policy_ != nullptr);
   const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
   const LayerStart& totals = layout_.back();
@@ -87,30 +89,21 @@ size_t KvCache::ScoredIndex(int32_t layer, int32_t head, int32_t slot) const {
   return layout_[layer].scored + static_cast<size_t>(head) * config_.capacity + slot;
 }
 
-uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, int32_t layer,
-                        int32_t head, int32_t slot) {
+uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes,
+                        int32_t layer, int32_t head, int32_t slot) {
   const int32_t budget = config_.layer_budget(layer);
   if (slot < budget) {
-    return &home[(layout_[layer].row + static_cast<size_t>(head) * budget + slot) * row_bytes_];
+    return &home[(layout_[layer].row + static_cast<size_t>(head) * budget + slot) * row_bytes];
   }
-  return &spill[(static_cast<size_t>(head) * spill_slots_ + slot - budget) * row_bytes_];
+  return &spill[(static_cast<size_t>(head) * spill_slots_ + slot - budget) * row_bytes];
 }
 
 uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
-  return RowIn(k_, k_spill_, layer, head, slot);
+  return RowIn(k_, k_spill_, k_row_bytes_, layer, head, slot);
 }
 
 uint8_t* KvCache::VRow(int32_t layer, int32_t head, int32_t slot) {
-  return RowIn(v_, v_spill_, layer, head, slot);
-}
-
-static void StoreRow(const float* src, uint8_t* dst, int32_t n, TensorType type) {
-  if (type == TensorType::kF32) {
-    std::memcpy(dst, src, sizeof(float) * n);
-    return;
-  }
-  auto* out = reinterpret_cast<uint16_t*>(dst);
-  for (int32_t i = 0; i < n; ++i) out[i] = kernels::F32ToF16(src[i]);
+  return RowIn(v_, v_spill_, v_row_bytes_, layer, head, slot);
 }
 
 int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
@@ -126,8 +119,9 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
     H2O_CHECK(spill_layer_ < 0 || spill_layer_ == layer);
     spill_layer_ = layer;
   }
-  StoreRow(k, KRow(layer, head, slot), config_.head_dim, config_.type);
-  StoreRow(v, VRow(layer, head, slot), config_.head_dim, config_.type);
+  // Quantized once here; attention reads the stored rows as they are.
+  kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);
+  kernels::QuantizeRow(config_.types.v, v, VRow(layer, head, slot), config_.head_dim);
   pos_[SlotIndex(layer, head, slot)] = pos;
   if (double* score = scores(layer, head)) score[slot] = 0.0;
   if (float* step = step_attention(layer, head)) step[slot] = 0.0f;
@@ -138,19 +132,19 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
 
 KvHeadView KvCache::View(int32_t layer, int32_t head) const {
   const int32_t budget = config_.layer_budget(layer);
-  const size_t home_first = (layout_[layer].row + static_cast<size_t>(head) * budget) * row_bytes_;
-  const size_t spill_first = static_cast<size_t>(head) * spill_slots_ * row_bytes_;
+  const size_t home_first = layout_[layer].row + static_cast<size_t>(head) * budget;
+  const size_t spill_first = static_cast<size_t>(head) * spill_slots_;
   KvHeadView view;
-  view.k = k_.data() + home_first;
-  view.v = v_.data() + home_first;
-  view.k_spill = k_spill_.data() + spill_first;
-  view.v_spill = v_spill_.data() + spill_first;
+  view.k = k_.data() + home_first * k_row_bytes_;
+  view.v = v_.data() + home_first * v_row_bytes_;
+  view.k_spill = k_spill_.data() + spill_first * k_row_bytes_;
+  view.v_spill = v_spill_.data() + spill_first * v_row_bytes_;
   view.pos = &pos_[SlotIndex(layer, head, 0)];
   view.n_slots = high_water_[HeadIndex(layer, head)];
   view.n_home = budget;
   view.head_dim = config_.head_dim;
-  view.k_type = config_.type;
-  view.v_type = config_.type;
+  view.k_type = config_.types.k;
+  view.v_type = config_.types.v;
   return view;
 }
 
@@ -245,8 +239,8 @@ void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
     if (pos[from] == kFreeSlot) continue;
     H2O_CHECK(top > 0);
     const int32_t to = free_stack[--top];
-    std::memcpy(KRow(layer, head, to), KRow(layer, head, from), row_bytes_);
-    std::memcpy(VRow(layer, head, to), VRow(layer, head, from), row_bytes_);
+    std::memcpy(KRow(layer, head, to), KRow(layer, head, from), k_row_bytes_);
+    std::memcpy(VRow(layer, head, to), VRow(layer, head, from), v_row_bytes_);
     pos[to] = pos[from];
     pos[from] = kFreeSlot;
     if (score != nullptr) std::swap(score[to], score[from]);
@@ -279,10 +273,9 @@ void KvCache::CopyFrom(const KvCache& other) {
     for (int32_t head = 0; head < config_.n_head_kv; ++head) {
       const size_t h = HeadIndex(l, head);
       const size_t used = static_cast<size_t>(other.high_water_[h]);
-      const size_t rows =
-          (layout_[l].row + static_cast<size_t>(head) * config_.layer_budget(l)) * row_bytes_;
-      std::memcpy(&k_[rows], &other.k_[rows], used * row_bytes_);
-      std::memcpy(&v_[rows], &other.v_[rows], used * row_bytes_);
+      const size_t row = layout_[l].row + static_cast<size_t>(head) * config_.layer_budget(l);
+      std::memcpy(&k_[row * k_row_bytes_], &other.k_[row * k_row_bytes_], used * k_row_bytes_);
+      std::memcpy(&v_[row * v_row_bytes_], &other.v_[row * v_row_bytes_], used * v_row_bytes_);
       const size_t first = SlotIndex(l, head, 0);
       std::copy_n(&other.pos_[first], used, &pos_[first]);
       std::copy_n(&other.free_slots_[first], other.free_top_[h], &free_slots_[first]);
@@ -306,7 +299,7 @@ size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
   size_t per_scored_slot = 0;
   if (policy.needs_scores()) per_scored_slot += sizeof(double);
   if (policy.needs_step_attention()) per_scored_slot += sizeof(float);
-  return rows * 2 * RowBytes(c.type, c.head_dim) +
+  return rows * c.types.TokenBytes(c.head_dim) +
          totals.slot * (sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/) +
          totals.scored * per_scored_slot;
 }
@@ -314,17 +307,17 @@ size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
 size_t KvCache::AllocatedBytes() const { return BytesFor(config_, layout_.back(), *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {
-  CheckedRowBytes(c);
+  CheckedTokenBytes(c);
   return BytesFor(c, Layout(c).back(), policy);
 }
 
 size_t KvCache::RowBytesFor(const KvCacheConfig& c) {
-  const size_t row = CheckedRowBytes(c);
-  return (Layout(c).back().row + static_cast<size_t>(c.n_head_kv) * c.spill_slots()) * 2 * row;
+  const size_t token_bytes = CheckedTokenBytes(c);
+  return (Layout(c).back().row + static_cast<size_t>(c.n_head_kv) * c.spill_slots()) * token_bytes;
 }
 
 size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
-                               TensorType type, int64_t n_tokens,
+                               const KvTypes& types, int64_t n_tokens,
                                std::span<const int32_t> layer_window) {
   H2O_CHECK(layer_window.empty() || layer_window.size() == static_cast<size_t>(n_layer));
   size_t rows_per_head = 0;
@@ -333,7 +326,7 @@ size_t KvCache::FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_
     rows_per_head +=
         static_cast<size_t>(window > 0 ? std::min<int64_t>(n_tokens, window) : n_tokens);
   }
-  return 2 * rows_per_head * n_head_kv * RowBytes(type, head_dim);
+  return rows_per_head * n_head_kv * types.TokenBytes(head_dim);
 }
 
 }  // namespace h2o

@@ -39,6 +39,7 @@
 #include "core/tensor_type.h"
 #include "kernels/attention.h"
 #include "kv/kv_policy.h"
+#include "kv/kv_types.h"
 
 namespace h2o {
 
@@ -48,7 +49,7 @@ struct KvCacheConfig {
   int32_t head_dim = 0;
   int32_t budget = 0;                  // tokens kept per (global layer, head) after eviction
   int32_t capacity = 0;                // slots per (global layer, head): budget + largest chunk
-  TensorType type = TensorType::kF16;  // K/V element type: kF32 or kF16
+  KvTypes types;                       // K and V element types (kv_types.h)
   // Per layer (empty: every layer is global): 0 for a global layer, which
   // the policy governs with `budget` and `capacity`; W >= 1 for a
   // sliding-window layer, which keeps its W highest positions and has W +
@@ -82,7 +83,7 @@ class KvCache {
   static constexpr int32_t kFreeSlot = -1;
 
   // Allocates all slots up front. Requires budget >= 1, capacity >= budget,
-  // type kF32 or kF16, layer_window empty or n_layer entries >= 0,
+  // CheckKvTypes(types, head_dim) ok, layer_window empty or n_layer entries >= 0,
   // window_chunk >= 0. The policy is owned by the cache.
   KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> policy);
 
@@ -90,7 +91,8 @@ class KvCache {
   const EvictionPolicy& policy() const { return *policy_; }
 
   // Stores one token's K and V rows (head_dim floats each, RoPE already
-  // applied) for (layer, head) in a free slot and returns the slot. Its
+  // applied), converted to the cache's types, for (layer, head) in a free
+  // slot and returns the slot. Its
   // score starts at 0. Requires count(layer, head) < capacity, and no other
   // layer's tokens in the spill area (checked).
   int32_t Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v);
@@ -137,12 +139,12 @@ class KvCache {
   // spill area); the rest is per-slot bookkeeping (positions, free list,
   // the policy's scores). kv/kv_report.h reports the two apart.
   static size_t RowBytesFor(const KvCacheConfig& config);
-  // Bytes an exact cache of the same element type needs to hold n_tokens
+  // Bytes an exact cache of these element types needs to hold n_tokens
   // tokens (K and V only): what the budget saves against. Every global
   // layer holds all n_tokens; a sliding-window layer (layer_window as in
   // KvCacheConfig) holds min(n_tokens, W), all its attention ever reads.
   static size_t FullCacheBytes(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
-                               TensorType type, int64_t n_tokens,
+                               const KvTypes& types, int64_t n_tokens,
                                std::span<const int32_t> layer_window = {});
 
  private:
@@ -182,15 +184,16 @@ class KvCache {
     std::unique_ptr<uint8_t[]> data_;
   };
 
-  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, int32_t layer, int32_t head,
-                 int32_t slot);
+  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes,
+                 int32_t layer, int32_t head, int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
   void MoveSpillHome(int32_t layer, int32_t head);
 
   KvCacheConfig config_;
   std::unique_ptr<EvictionPolicy> policy_;
-  size_t row_bytes_;                // bytes of one head_dim row in `type`
+  size_t k_row_bytes_;              // bytes of one head_dim row in types.k
+  size_t v_row_bytes_;              // ... in types.v
   std::vector<LayerStart> layout_;  // [n_layer + 1]
   int32_t spill_slots_;             // config_.spill_slots()
 

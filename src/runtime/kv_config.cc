@@ -8,7 +8,7 @@
 namespace h2o {
 
 KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_ctx,
-                              int32_t max_chunk, bool pos_shift, TensorType type) {
+                              int32_t max_chunk, bool pos_shift, const KvTypes& types) {
   H2O_CHECK(n_ctx >= 1 && max_chunk >= 1);
   // A chunk is appended before eviction, so a layer holds its budget + a
   // chunk at its peak; without pos-shift it never holds more than n_ctx.
@@ -18,7 +18,7 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   c.n_layer = hp.n_layer;
   c.n_head_kv = hp.n_head_kv;
   c.head_dim = hp.head_dim;
-  c.type = type;
+  c.types = types;
   if (plan.policy == "full") {
     c.budget = n_ctx;
     c.capacity = n_ctx;

@@ -22,6 +22,6 @@ namespace h2o {
 // n_ctx tokens, so every budget, window and capacity is capped at n_ctx.
 // Requires a plan from ResolveKvSpec with budget >= 1 unless full.
 KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_ctx,
-                              int32_t max_chunk, bool pos_shift, TensorType type);
+                              int32_t max_chunk, bool pos_shift, const KvTypes& types);
 
 }  // namespace h2o

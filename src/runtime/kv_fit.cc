@@ -42,14 +42,14 @@ Status CheckKvCacheFits(const KvCacheConfig& config, const EvictionPolicy& polic
     rows += heads * config.layer_budget(l);
     slots += heads * config.layer_capacity(l);
   }
-  const long double row_bytes = static_cast<long double>(RowBytes(config.type, config.head_dim));
+  const long double token_bytes = static_cast<long double>(config.types.TokenBytes(config.head_dim));
   const long double per_slot = 8.0L + (policy.needs_scores() ? 8.0L : 0.0L) +
                                (policy.needs_step_attention() ? 4.0L : 0.0L);
-  const long double bytes = rows * 2 * row_bytes + slots * per_slot;
+  const long double bytes = rows * token_bytes + slots * per_slot;
   const std::string what =
       fmt::format("the KV cache ({} layers x {} KV heads x up to {} tokens of {} {} values for K and V)",
                   config.n_layer, config.n_head_kv, config.max_capacity(), config.head_dim,
-                  TraitsOf(config.type).name);
+                  config.types.Name());
   if (bytes > 0x1p62L) {
     return Status::Error(fmt::format("{} needs more than 4 EiB; lower the context size or set a KV budget", what));
   }

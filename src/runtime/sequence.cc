@@ -34,9 +34,7 @@ Result<Resolved> Resolve(const Model& model, const SequenceOptions& options,
   if (options.max_chunk < 0) {
     return Status::Error(fmt::format("bad chunk size {}", options.max_chunk));
   }
-  if (options.kv_type != TensorType::kF32 && options.kv_type != TensorType::kF16) {
-    return Status::Error("KV cache type must be f32 or f16");
-  }
+  H2O_RETURN_IF_ERROR(CheckKvTypes(options.kv_types, hp.head_dim));
   if (!hp.spec->rotary()) {
     // Learned positions: a row of position_embd per position, no rotation.
     if (options.kv_pos_shift) {
@@ -64,7 +62,7 @@ Result<Resolved> Resolve(const Model& model, const SequenceOptions& options,
   r.options = options;
   r.options.n_ctx = n_ctx;
   r.options.max_chunk = max_chunk;
-  r.kv = SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_type);
+  r.kv = SessionKvConfig(hp, options.kv, n_ctx, max_chunk, options.kv_pos_shift, options.kv_types);
   return r;
 }
 

@@ -21,7 +21,7 @@ namespace h2o {
 struct SequenceOptions {
   int32_t n_ctx = 0;      // most positions a sequence may reach; 0 = model's context_length
   int32_t max_chunk = 0;  // most tokens per forward pass; 0 = n_ctx (whole prompt at once)
-  TensorType kv_type = TensorType::kF16;
+  KvTypes kv_types;  // K and V element types (default f16)
   KvPlan kv;  // eviction policy and budget (default: full cache)
   // Re-rotate cached keys to their rank in the cache (sink and h2o only):
   // positions then never pass the cache capacity, so a sequence may run

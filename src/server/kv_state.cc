@@ -20,14 +20,14 @@ std::shared_ptr<const KvState> Capture(const Sequence& sequence,
   state->tokens.assign(tokens.begin(),
                        tokens.begin() + std::min<size_t>(tokens.size(), state->n_past));
   state->kv_bytes = cache.AllocatedBytes();
-  state->kv_bytes_full = KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.type,
+  state->kv_bytes_full = KvCache::FullCacheBytes(c.n_layer, c.n_head_kv, c.head_dim, c.types,
                                                  state->n_past, c.layer_window);
   // As Scheduler::CacheEvictions: every token enters every (layer, head).
   int64_t kept = 0;
   for (const KvSnapshot::Head& h : state->cache.heads) kept += std::ssize(h.positions);
   state->evictions = int64_t{state->n_past} * std::ssize(state->cache.heads) - kept;
   state->kv_bytes_kept =
-      static_cast<size_t>(kept) * KvCache::FullCacheBytes(1, 1, c.head_dim, c.type, 1);
+      static_cast<size_t>(kept) * KvCache::FullCacheBytes(1, 1, c.head_dim, c.types, 1);
   state->finished = final;
   return state;
 }

@@ -96,6 +96,30 @@ TEST(EvalCloze, GroupsCoverEveryReferenceKey) {
   EXPECT_EQ(covered, listed);
 }
 
+// A --kv-type sweep runs every spec at each type in one batch: the f32
+// rows still match the reference exactly, and each type's rows are
+// labelled with it.
+TEST(EvalCloze, KvTypeSweepKeepsTheF32RowsExact) {
+  const nlohmann::json reference = testing::ReadJson("stories260K/reference_cloze.json")["results"];
+  const auto r = RunH2o(fmt::format(
+      "eval -m {} --task {} -t 1 --chunk 1 --kv-type f32,f16 --json --kv full,h2o:heavy=8,recent=8",
+      kModel, kCloze));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(rows.size(), 4u);
+  const char* keys[] = {"full:0:0", "h2o:8:8"};
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(keys[i]);
+    EXPECT_EQ(rows[i]["kv"], SpecOfReferenceKey(keys[i]) + " (f32)");
+    EXPECT_EQ(rows[i + 2]["kv"], SpecOfReferenceKey(keys[i]) + " (f16)");
+    EXPECT_EQ(rows[i + 2]["policy"], std::string(i == 0 ? "full" : "h2o") + " f16");
+    EXPECT_EQ(rows[i]["acc"].get<double>(), reference[keys[i]]["acc"].get<double>());
+    EXPECT_EQ(rows[i]["acc_norm"].get<double>(), reference[keys[i]]["acc_norm"].get<double>());
+    // f16 rounding flips at most a few of the 56 items.
+    EXPECT_NEAR(rows[i + 2]["acc"].get<double>(), rows[i]["acc"].get<double>(), 4.0 / 56);
+  }
+}
+
 // One test per budget so ctest runs them in parallel. Budgets 16 and 32 go
 // through the --budget sweep (h2o splits it in half, sink keeps 4 sinks),
 // the others through explicit --kv lists.

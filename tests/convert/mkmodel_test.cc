@@ -163,7 +163,7 @@ TEST_F(MkModel, QuantizedLogitsStayWithinTheirRoundingOfTheF32Models) {
     auto model = Model::Load(o.output_path);
     ASSERT_TRUE(model.ok()) << model.status().message();
     SessionOptions options;
-    options.kv_type = TensorType::kF32;
+    options.kv_types = {TensorType::kF32, TensorType::kF32};
     auto session = Session::Create(**model, options);
     ASSERT_TRUE(session.ok());
     std::vector<float> got;

@@ -252,12 +252,11 @@ Shape ShapeFor(int32_t n_queries, uint32_t i) {
   constexpr int32_t kGroups[] = {1, 4, 8};
   constexpr int32_t kHeadDims[] = {64, 128, 80, 100};
   constexpr int32_t kWindows[] = {0, 1, 5, 1 << 20};
-  return {n_queries,
-          kGroups[i % 3],
-          kHeadDims[(i / 3) % 4],
-          i % 2 == 0 ? TensorType::kF16 : TensorType::kF32,
-          kWindows[(i / 2) % 4],
-          i % 5 < 2};
+  const int32_t head_dim = kHeadDims[(i / 3) % 4];
+  // Every KV row type in turn where head_dim is whole blocks of it.
+  TensorType type = KvRowTypes()[i % KvRowTypes().size()];
+  if (head_dim % TraitsOf(type).block_size != 0) type = i % 2 == 0 ? TensorType::kF16 : TensorType::kF32;
+  return {n_queries, kGroups[i % 3], head_dim, type, kWindows[(i / 2) % 4], i % 5 < 2};
 }
 
 // Every chunk length from 1 to 64, with groups, head sizes, types, windows
@@ -285,7 +284,9 @@ TEST(AttendGroupChunk, LongChunksEqualAttendGroup) {
     for (const Shape& c : {Shape{100, 8, 128, TensorType::kF16, 0, false},
                            Shape{100, 1, 64, TensorType::kF32, 5, true},
                            Shape{300, 4, 64, TensorType::kF16, 0, true},
-                           Shape{300, 1, 80, TensorType::kF16, 37, false}}) {
+                           Shape{300, 1, 80, TensorType::kF16, 37, false},
+                           Shape{100, 4, 128, TensorType::kQ8_0, 0, true},
+                           Shape{100, 8, 64, TensorType::kQ4_0, 5, false}}) {
       const ChunkCache cache(c, rng);
       const std::vector<float> q = RandomQueries(c, rng);
       ExpectIdentical(RunChunk(*kt, c, cache, q, true, true), RunPerQuery(*kt, c, cache, q),

@@ -9,6 +9,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,19 @@ Rows MakeRows(TensorType type, int64_t n_rows, int64_t d, uint32_t seed) {
 constexpr int64_t kHeadDims[] = {1, 7, 8, 20, 64, 72, 128, 131};
 constexpr int64_t kRunLengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 33};
 constexpr int64_t kGroupSizes[] = {1, 2, 3, 4, 5, 8, 11};
+// Block types need whole 32-element blocks; 288 spans more than one of the
+// 256-element pieces the weighted sums widen at a time.
+constexpr int64_t kBlockHeadDims[] = {32, 64, 96, 128, 288};
+
+std::span<const int64_t> HeadDimsFor(TensorType type) {
+  if (TraitsOf(type).block_size == 1) return kHeadDims;
+  return kBlockHeadDims;
+}
 
 TEST(KvRowKernels, ScoreRowsMatchDoubleSums) {
   for (const KernelTable* table : AvailableKernels()) {
-    for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
-      for (int64_t d : kHeadDims) {
+    for (TensorType type : KvRowTypes()) {
+      for (int64_t d : HeadDimsFor(type)) {
         for (int64_t n_rows : kRunLengths) {
           for (int64_t n_q : kGroupSizes) {
             const Rows k = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 100 + n_rows));
@@ -84,8 +93,8 @@ TEST(KvRowKernels, ScoreRowsMatchDoubleSums) {
 
 TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
   for (const KernelTable* table : AvailableKernels()) {
-    for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
-      for (int64_t d : kHeadDims) {
+    for (TensorType type : KvRowTypes()) {
+      for (int64_t d : HeadDimsFor(type)) {
         for (int64_t n_rows : kRunLengths) {
           for (int64_t n_q : kGroupSizes) {
             const Rows v = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 31 + n_rows));
@@ -128,9 +137,10 @@ TEST(KvRowKernels, ManyHeadsEqualOneHeadAtATime) {
   constexpr int64_t kManyHeads[] = {2, 3, 5, 8, 9, 33, 64};
   constexpr int64_t kLongRuns[] = {1, 5, 32, 33, 65, 130};
   for (const KernelTable* table : AvailableKernels()) {
-    for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+    for (TensorType type : KvRowTypes()) {
       const KvRowKernels& kv = table->KvFor(type);
       for (int64_t d : {20, 64, 128}) {
+        if (d % TraitsOf(type).block_size != 0) continue;
         for (int64_t n_rows : kLongRuns) {
           for (int64_t n_q : kManyHeads) {
             const Rows rows = MakeRows(type, n_rows, d, static_cast<uint32_t>(d * 7 + n_rows));

@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "kernels/fp16.h"
+#include "kernels/quant.h"
 
 namespace h2o {
 namespace {
@@ -36,7 +39,7 @@ KvCacheConfig SmallConfig(TensorType type, int32_t budget, int32_t capacity) {
   c.head_dim = 4;
   c.budget = budget;
   c.capacity = capacity;
-  c.type = type;
+  c.types = {type, type};
   return c;
 }
 
@@ -174,8 +177,8 @@ TEST(KvCache, NewTokensStartWithZeroScoreAndScoresMoveWithTheirToken) {
 
 TEST(KvCache, FullCacheBytesFormula) {
   // 2 (K and V) * layers * kv heads * tokens * head_dim * element size.
-  EXPECT_EQ(KvCache::FullCacheBytes(5, 4, 8, TensorType::kF16, 512), 2u * 5 * 4 * 512 * 8 * 2);
-  EXPECT_EQ(KvCache::FullCacheBytes(22, 4, 64, TensorType::kF32, 4096), 2u * 22 * 4 * 4096 * 64 * 4);
+  EXPECT_EQ(KvCache::FullCacheBytes(5, 4, 8, {TensorType::kF16, TensorType::kF16}, 512), 2u * 5 * 4 * 512 * 8 * 2);
+  EXPECT_EQ(KvCache::FullCacheBytes(22, 4, 64, {TensorType::kF32, TensorType::kF32}, 4096), 2u * 22 * 4 * 4096 * 64 * 4);
 }
 
 TEST(KvCache, ClearForgetsTokens) {
@@ -186,6 +189,82 @@ TEST(KvCache, ClearForgetsTokens) {
   EXPECT_EQ(cache.count(1, 2), 0);
   EXPECT_EQ(cache.View(1, 2).n_slots, 0);
   EXPECT_EQ(cache.Append(1, 2, 0, k.data(), k.data()), 0);
+}
+
+// K and V rows of the quantized and 16-bit types, which may differ: stored
+// as the type's own QuantizeRow gives them, kept byte for byte through
+// eviction, the spill and CopyFrom, and counted at their own sizes.
+constexpr int32_t kDim = 64;
+
+std::vector<float> RowOf(int32_t layer, int32_t head, int32_t pos, int32_t which) {
+  std::mt19937 rng(static_cast<uint32_t>(((layer * 7 + head) * 1000 + pos) * 2 + which));
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> row(kDim);
+  for (float& x : row) x = u(rng);
+  return row;
+}
+
+std::vector<uint8_t> Quantized(TensorType type, const std::vector<float>& row) {
+  std::vector<uint8_t> bytes(RowBytes(type, kDim));
+  kernels::QuantizeRow(type, row.data(), bytes.data(), kDim);
+  return bytes;
+}
+
+// Every kept slot of every (layer, head) holds the quantized rows of its
+// own position, byte for byte.
+void ExpectRowsOfTheirPositions(const KvCache& cache, const KvTypes& types) {
+  const KvCacheConfig& c = cache.config();
+  for (int32_t l = 0; l < c.n_layer; ++l) {
+    for (int32_t h = 0; h < c.n_head_kv; ++h) {
+      const KvHeadView view = cache.View(l, h);
+      EXPECT_EQ(view.k_type, types.k);
+      EXPECT_EQ(view.v_type, types.v);
+      for (int32_t s = 0; s < view.n_slots; ++s) {
+        if (view.pos[s] < 0) continue;
+        const auto k = Quantized(types.k, RowOf(l, h, view.pos[s], 0));
+        const auto v = Quantized(types.v, RowOf(l, h, view.pos[s], 1));
+        ASSERT_EQ(std::memcmp(view.KRow(s), k.data(), k.size()), 0)
+            << "K of pos " << view.pos[s] << " layer " << l << " head " << h;
+        ASSERT_EQ(std::memcmp(view.VRow(s), v.data(), v.size()), 0)
+            << "V of pos " << view.pos[s] << " layer " << l << " head " << h;
+      }
+    }
+  }
+}
+
+TEST(KvCache, KeepsQuantizedRowsThroughEvictionSpillAndCopy) {
+  const KvTypes kTypes[] = {{TensorType::kQ8_0, TensorType::kQ4_1},
+                            {TensorType::kQ4_0, TensorType::kQ8_0},
+                            {TensorType::kQ5_0, TensorType::kQ5_1},
+                            {TensorType::kBF16, TensorType::kF16}};
+  for (const KvTypes& types : kTypes) {
+    SCOPED_TRACE(types.Name());
+    KvCacheConfig c;
+    c.n_layer = 2;
+    c.n_head_kv = 2;
+    c.head_dim = kDim;
+    c.budget = 3;
+    c.capacity = 5;  // chunks of 2 spill
+    c.types = types;
+    KvCache cache(c, std::make_unique<OldestFirst>(3));
+    // Rows per (layer, head): 3 own + 2 spill, K at its size plus V at its.
+    EXPECT_EQ(KvCache::RowBytesFor(c),
+              (2u * 2 * 3 + 2u * 2) * (RowBytes(types.k, kDim) + RowBytes(types.v, kDim)));
+    KvCache copy(c, std::make_unique<OldestFirst>(3));
+    for (int32_t pos = 0; pos < 12; pos += 2) {
+      for (int32_t l = 0; l < 2; ++l) {
+        for (int32_t h = 0; h < 2; ++h) {
+          for (int32_t p = pos; p < pos + 2; ++p) {
+            cache.Append(l, h, p, RowOf(l, h, p, 0).data(), RowOf(l, h, p, 1).data());
+          }
+        }
+        cache.EvictOverBudget(l);
+      }
+      ExpectRowsOfTheirPositions(cache, types);
+      copy.CopyFrom(cache);
+      ExpectRowsOfTheirPositions(copy, types);
+    }
+  }
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ TEST(KvReport, FullKvMemoryIsAFullPolicyOfTheSameTokens) {
   // With windows: a sliding-window layer at min(n_tokens, W); its rows are
   // KvCache::FullCacheBytes.
   EXPECT_EQ(FullKvMemory(c, 10).rows,
-            KvCache::FullCacheBytes(3, 1, 8, TensorType::kF16, 10, c.layer_window));
+            KvCache::FullCacheBytes(3, 1, 8, {TensorType::kF16, TensorType::kF16}, 10, c.layer_window));
   EXPECT_EQ(FullKvMemory(c, 0).total(), 0u);
 }
 

@@ -77,7 +77,7 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
   config.head_dim = kHeadDim;
   config.budget = budget;
   config.capacity = budget + kMaxChunk;
-  config.type = TensorType::kF16;
+  config.types = {TensorType::kF16, TensorType::kF16};
   KvCache cache(config, std::move(policy));
   std::mt19937_64 rng(seed);
   // Multiples of 1/64 in [-1, 1]: exact in f16, so rows compare exactly.

@@ -74,7 +74,7 @@ KvCacheConfig Config(int32_t n_layer, int32_t budget, int32_t capacity) {
   c.head_dim = kHeadDim;
   c.budget = budget;
   c.capacity = capacity;
-  c.type = TensorType::kF16;
+  c.types = {TensorType::kF16, TensorType::kF16};
   return c;
 }
 
@@ -225,7 +225,7 @@ TEST(WindowCache, AccountingMatchesAHandCount) {
   // 3 layers, the middle one a window of 4; 2 KV heads, f32 rows of 4
   // (16 B); global budget 3, capacity 5; windowed capacity 4 + 2.
   KvCacheConfig c = Config(3, 3, 5);
-  c.type = TensorType::kF32;
+  c.types = {TensorType::kF32, TensorType::kF32};
   c.layer_window = {0, 4, 0};
   c.window_chunk = 2;
   // K/V rows: per head 3 + 4 + 3 home rows and a spill of max(5 - 3, 2) = 2.
@@ -255,12 +255,12 @@ TEST(WindowCache, AccountingMatchesAHandCount) {
 TEST(WindowCache, FullCacheBytesCountsAWindowedLayerAtMostItsWindow) {
   const std::vector<int32_t> windows = {0, 4, 0};
   // f32 rows of 8 floats (32 B), 2 KV heads, K and V.
-  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, TensorType::kF32, 10, windows),
+  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, {TensorType::kF32, TensorType::kF32}, 10, windows),
             2u * 2 * (10 + 4 + 10) * 32);
-  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, TensorType::kF32, 3, windows),
+  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, {TensorType::kF32, TensorType::kF32}, 3, windows),
             2u * 2 * (3 + 3 + 3) * 32);
-  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, TensorType::kF32, 10, {}),
-            KvCache::FullCacheBytes(3, 2, 8, TensorType::kF32, 10));
+  EXPECT_EQ(KvCache::FullCacheBytes(3, 2, 8, {TensorType::kF32, TensorType::kF32}, 10, {}),
+            KvCache::FullCacheBytes(3, 2, 8, {TensorType::kF32, TensorType::kF32}, 10));
 }
 
 // Feeds positions [from, to) one at a time to every layer, with scores

@@ -77,7 +77,7 @@ std::unique_ptr<Session> MakeSession(const Model& model, const std::string& kv, 
   options.kv = *plan;
   options.max_chunk = chunk;
   options.n_threads = n_threads;
-  options.kv_type = kv_type;
+  options.kv_types = {kv_type, kv_type};
   auto session = Session::Create(model, options);
   EXPECT_TRUE(session.ok());
   return std::move(session).value();

@@ -121,7 +121,7 @@ class PeerParity : public ::testing::TestWithParam<json> {
     SessionOptions options;
     options.n_ctx = n_ctx;
     options.n_threads = 2;
-    options.kv_type = TensorType::kF32;
+    options.kv_types = {TensorType::kF32, TensorType::kF32};
     auto session = Session::Create(model, options);
     EXPECT_TRUE(session.ok()) << session.status().message();
     return std::move(session).value();

@@ -82,7 +82,7 @@ std::unique_ptr<Session> MakeSession(const Model& model, const PolicyRun& run) {
   SessionOptions options;
   options.kv = *plan;
   options.max_chunk = run.max_chunk;
-  options.kv_type = TensorType::kF32;  // the simulation is exact; f16 keys would add rounding
+  options.kv_types = {TensorType::kF32, TensorType::kF32};  // the simulation is exact; f16 keys would add rounding
   options.kv_pos_shift = run.pos_shift;
   options.n_threads = 2;
   auto session = Session::Create(model, options);

@@ -32,7 +32,7 @@ TEST_P(ReferenceParity, FullCacheGreedyIdsMatchExactly) {
   for (const auto& c : testing::ReadJson("stories260K/reference_greedy.json")) {
     if (c["policy"] != "full") continue;
     SessionOptions o;
-    o.kv_type = GetParam();
+    o.kv_types = {GetParam(), GetParam()};
     auto session = Session::Create(*model_, o);
     ASSERT_TRUE(session.ok());
     const auto expected = c["expected_ids"].get<std::vector<int32_t>>();
@@ -48,7 +48,7 @@ TEST_P(ReferenceParity, FullCacheNllOfEveryStreamWithinTenthOfAPercent) {
   const nlohmann::json& full = all[0];
   ASSERT_EQ(full["policy"], "full");
   SessionOptions o;
-  o.kv_type = GetParam();
+  o.kv_types = {GetParam(), GetParam()};
   o.n_ctx = 512;
   o.max_chunk = 1;
   auto session = Session::Create(*model_, o);
@@ -74,7 +74,7 @@ TEST_P(ReferenceParity, ChunkedPrefillEqualsTokenByToken) {
   const auto ids = testing::ReadStream("s001.txt");
   const std::span<const int32_t> prompt(ids.data(), 64);
   SessionOptions whole;
-  whole.kv_type = GetParam();
+  whole.kv_types = {GetParam(), GetParam()};
   auto a = Session::Create(*model_, whole);
   SessionOptions single = whole;
   single.max_chunk = 1;

@@ -25,17 +25,17 @@ KvPlan Plan(const std::string& policy, int32_t budget) {
 
 TEST(SessionKvConfig, WithoutWindowsAsBefore) {
   const HParams hp = Model({});
-  const KvCacheConfig full = SessionKvConfig(hp, Plan("full", 0), 32, 4, false, TensorType::kF16);
+  const KvCacheConfig full = SessionKvConfig(hp, Plan("full", 0), 32, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(full.budget, 32);
   EXPECT_EQ(full.capacity, 32);
   EXPECT_TRUE(full.layer_window.empty());
   EXPECT_EQ(full.spill_slots(), 0);
-  const KvCacheConfig h2o = SessionKvConfig(hp, Plan("h2o", 10), 32, 4, false, TensorType::kF32);
+  const KvCacheConfig h2o = SessionKvConfig(hp, Plan("h2o", 10), 32, 4, false, {TensorType::kF32, TensorType::kF32});
   EXPECT_EQ(h2o.budget, 10);
   EXPECT_EQ(h2o.capacity, 14);
-  EXPECT_EQ(h2o.type, TensorType::kF32);
+  EXPECT_EQ(h2o.types, (KvTypes{TensorType::kF32, TensorType::kF32}));
   // A budget past the context is capped at it.
-  const KvCacheConfig big = SessionKvConfig(hp, Plan("h2o", 40), 32, 4, false, TensorType::kF16);
+  const KvCacheConfig big = SessionKvConfig(hp, Plan("h2o", 40), 32, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(big.budget, 32);
   EXPECT_EQ(big.capacity, 32);
 }
@@ -44,7 +44,7 @@ TEST(SessionKvConfig, WindowedLayersKeepTheirWindowPlusAChunkWhateverThePolicy) 
   const HParams hp = Model({8, 0, 8, 0});
   for (const KvPlan& plan : {Plan("full", 0), Plan("h2o", 4), Plan("local", 20)}) {
     SCOPED_TRACE(plan.policy);
-    const KvCacheConfig c = SessionKvConfig(hp, plan, 32, 4, false, TensorType::kF16);
+    const KvCacheConfig c = SessionKvConfig(hp, plan, 32, 4, false, {TensorType::kF16, TensorType::kF16});
     EXPECT_EQ(c.layer_window, (std::vector<int32_t>{8, 0, 8, 0}));
     EXPECT_EQ(c.window_chunk, 4);
     EXPECT_EQ(c.layer_budget(0), 8);
@@ -52,7 +52,7 @@ TEST(SessionKvConfig, WindowedLayersKeepTheirWindowPlusAChunkWhateverThePolicy) 
   }
   // Full: the global layers hold the context and spill nothing; the
   // windowed ones spill a chunk.
-  const KvCacheConfig full = SessionKvConfig(hp, Plan("full", 0), 32, 4, false, TensorType::kF16);
+  const KvCacheConfig full = SessionKvConfig(hp, Plan("full", 0), 32, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(full.layer_budget(1), 32);
   EXPECT_EQ(full.spill_slots(), 4);
   EXPECT_EQ(full.max_capacity(), 32);
@@ -61,17 +61,17 @@ TEST(SessionKvConfig, WindowedLayersKeepTheirWindowPlusAChunkWhateverThePolicy) 
 TEST(SessionKvConfig, NothingHoldsMoreThanTheContext) {
   const HParams hp = Model({8, 0});
   // Context 6 < window 8: the window holds every position there is.
-  const KvCacheConfig tiny = SessionKvConfig(hp, Plan("h2o", 10), 6, 4, false, TensorType::kF16);
+  const KvCacheConfig tiny = SessionKvConfig(hp, Plan("h2o", 10), 6, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(tiny.layer_window, (std::vector<int32_t>{6, 0}));
   EXPECT_EQ(tiny.window_chunk, 0);
   EXPECT_EQ(tiny.budget, 6);
   EXPECT_EQ(tiny.capacity, 6);
   // Context 10: a window of 8 plus at most 2 more.
-  const KvCacheConfig ten = SessionKvConfig(hp, Plan("h2o", 4), 10, 4, false, TensorType::kF16);
+  const KvCacheConfig ten = SessionKvConfig(hp, Plan("h2o", 4), 10, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(ten.layer_window[0], 8);
   EXPECT_EQ(ten.window_chunk, 2);
   // With pos-shift positions run past the context: nothing is capped.
-  const KvCacheConfig shift = SessionKvConfig(hp, Plan("h2o", 10), 6, 4, true, TensorType::kF16);
+  const KvCacheConfig shift = SessionKvConfig(hp, Plan("h2o", 10), 6, 4, true, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(shift.layer_window[0], 8);
   EXPECT_EQ(shift.window_chunk, 4);
   EXPECT_EQ(shift.capacity, 14);
@@ -81,7 +81,7 @@ TEST(SessionKvConfig, TheSmallestWindowSetsTheChunk) {
   // Context 12, chunk 4: the 8-window needs 4 more, the 16-window (capped
   // at 12) none, and one chunk serves both.
   const HParams hp = Model({8, 16, 0});
-  const KvCacheConfig c = SessionKvConfig(hp, Plan("local", 2), 12, 4, false, TensorType::kF16);
+  const KvCacheConfig c = SessionKvConfig(hp, Plan("local", 2), 12, 4, false, {TensorType::kF16, TensorType::kF16});
   EXPECT_EQ(c.layer_window, (std::vector<int32_t>{8, 12, 0}));
   EXPECT_EQ(c.window_chunk, 4);
   EXPECT_EQ(c.spill_slots(), 4);

@@ -19,7 +19,7 @@ KvCacheConfig Full(int32_t n_layer, int32_t n_head_kv, int32_t head_dim, int32_t
   c.head_dim = head_dim;
   c.budget = n_ctx;
   c.capacity = n_ctx;
-  c.type = TensorType::kF16;
+  c.types = {TensorType::kF16, TensorType::kF16};
   return c;
 }
 

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -17,6 +18,7 @@
 #include "core/atomic_file.h"
 #include "core/byte_size.h"
 #include "core/strings.h"
+#include "kernels/dispatch.h"
 #include "kv/kv_dump.h"
 #include "kv/kv_report.h"
 #include "model/check_tensors.h"
@@ -25,7 +27,7 @@
 
 namespace h2o::cli {
 
-void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk, bool kv_type_list) {
   flags.chunk = default_chunk;
   cmd.add_option("-m,--model", flags.model_path, "GGUF model file")->required();
   cmd.add_option("-c,--ctx-size", flags.n_ctx, "context size (default: the model's)")
@@ -37,16 +39,7 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk) {
                  "tokens per forward pass (0: whole prompt)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  const CLI::Validator kv_types = CLI::IsMember({"f16", "f32"});
-  cmd.add_option("--kv-type", flags.kv_type, "KV cache element type of K and V: f16 or f32")
-      ->check(kv_types)
-      ->capture_default_str();
-  // llama.cpp's -ctk/-ctv (rewritten to these names before parsing, see
-  // llama_aliases.h); K and V share one type until the cache stores them apart.
-  cmd.add_option("--cache-type-k", flags.kv_type_k, "K element type (-ctk): f16 or f32")
-      ->check(kv_types);
-  cmd.add_option("--cache-type-v", flags.kv_type_v, "V element type (-ctv): f16 or f32")
-      ->check(kv_types);
+  AddKvTypeOptions(cmd, flags.kv_type, flags.kv_type_k, flags.kv_type_v, kv_type_list);
   cmd.add_option("--kv", flags.kv_spec,
                  "KV cache policy and budget, e.g. h2o:heavy=64,recent=64, "
                  "h2o:heavy=10%,recent=10%, local:recent=128, sink:sinks=4,recent=124, "
@@ -171,21 +164,68 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
   o.n_ctx = flags.n_ctx;
   o.n_threads = ThreadCount(flags);
   o.max_chunk = flags.chunk;
-  H2O_ASSIGN_OR_RETURN(o.kv_type, KvElementType(flags));
+  H2O_ASSIGN_OR_RETURN(o.kv_types, KvElementTypes(flags));
   return o;
 }
 
-Result<TensorType> KvElementType(const ModelFlags& flags) {
-  const std::string& k = flags.kv_type_k.empty() ? flags.kv_type : flags.kv_type_k;
-  const std::string& v = flags.kv_type_v.empty() ? flags.kv_type : flags.kv_type_v;
-  if (k != v) {
-    return Status::Error(fmt::format(
-        "K and V of different types (K {}, V {}) are not supported yet: give both the same type",
-        k, v));
+void AddKvTypeOptions(CLI::App& cmd, std::string& both, std::string& k, std::string& v,
+                      bool both_is_list) {
+  std::vector<std::string> names;
+  for (TensorType t : kernels::KvRowTypes()) names.emplace_back(TraitsOf(t).name);
+  const CLI::Validator kv_types = CLI::IsMember(names);
+  const std::string list = fmt::format("{}", fmt::join(names, ", "));
+  if (both_is_list) {
+    const CLI::Validator each_type(
+        [](std::string& text) -> std::string {
+          for (std::string_view name : SplitCommas(text)) {
+            if (auto t = ParseKvRowType(name); !t.ok()) return t.status().message();
+          }
+          return "";
+        },
+        "TYPE[,TYPE...]");
+    cmd.add_option("--kv-type", both,
+                   "KV cache element type(s) of K and V, comma-separated: one run per type "
+                   "(KL against the full cache of the first); from " + list)
+        ->check(each_type)
+        ->capture_default_str();
+  } else {
+    cmd.add_option("--kv-type", both, "KV cache element type of K and V: " + list)
+        ->check(kv_types)
+        ->capture_default_str();
   }
-  if (k == "f16") return TensorType::kF16;
-  if (k == "f32") return TensorType::kF32;
-  return Status::Error(fmt::format("KV element type must be f16 or f32, not '{}'", k));
+  // llama.cpp's -ctk/-ctv are rewritten to --cache-type-k/v before parsing
+  // (llama_aliases.h).
+  cmd.add_option("--kv-type-k,--cache-type-k", k, "K element type (-ctk; default --kv-type)")
+      ->check(kv_types);
+  cmd.add_option("--kv-type-v,--cache-type-v", v, "V element type (-ctv; default --kv-type)")
+      ->check(kv_types);
+}
+
+Result<KvTypes> KvElementTypes(const std::string& both, const std::string& k, const std::string& v) {
+  KvTypes types;
+  H2O_ASSIGN_OR_RETURN(types.k, ParseKvRowType(k.empty() ? both : k));
+  H2O_ASSIGN_OR_RETURN(types.v, ParseKvRowType(v.empty() ? both : v));
+  return types;
+}
+
+Result<KvTypes> KvElementTypes(const ModelFlags& flags) {
+  return KvElementTypes(flags.kv_type, flags.kv_type_k, flags.kv_type_v);
+}
+
+Result<std::vector<KvTypes>> KvTypeList(const ModelFlags& flags) {
+  std::vector<KvTypes> list;
+  for (std::string_view name : SplitCommas(flags.kv_type)) {
+    H2O_ASSIGN_OR_RETURN(KvTypes types,
+                         KvElementTypes(std::string(name), flags.kv_type_k, flags.kv_type_v));
+    if (std::find(list.begin(), list.end(), types) == list.end()) list.push_back(types);
+  }
+  if (list.empty()) return Status::Error("--kv-type: no type given");
+  return list;
+}
+
+std::string KvTypeName(const ModelFlags& flags) {
+  const Result<KvTypes> types = KvElementTypes(flags);
+  return types.ok() ? types->Name() : flags.kv_type;
 }
 
 Result<Tokenizer> LoadTokenizer(const gguf::File& file) { return LoadTokenizerFromGguf(file); }
@@ -201,7 +241,7 @@ Status WriteKvDump(const KvCache& cache, const std::string& path) {
 std::string DescribeKvMemory(const Sequence& sequence, int64_t n_tokens) {
   const KvCache& cache = sequence.cache();
   return fmt::format("KV cache ({}, {}): {}", sequence.kv_plan().Describe(),
-                     TraitsOf(cache.config().type).name,
+                     cache.config().types.Name(),
                      DescribeKvVsFull(cache.config(), cache.policy(), n_tokens));
 }
 

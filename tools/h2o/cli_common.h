@@ -34,8 +34,10 @@ struct ModelFlags {
 
 // Adds -m/--model (required), -c/--ctx-size, -t/--threads, -b/--batch-size
 // (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-pos-shift,
-// --kv-dump, --check-tensors.
-void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk);
+// --kv-dump, --check-tensors. kv_type_list: --kv-type takes a
+// comma-separated list (a sweep: KvTypeList), not one type.
+void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk,
+                   bool kv_type_list = false);
 
 struct SamplingFlags {
   SamplerOptions options;
@@ -66,8 +68,18 @@ void WarnAboutThreads(int32_t n_threads);
 // is writable, the path is not a directory): output paths are checked
 // before a run, not after it. `flag` names the option in the message.
 Status CheckWritable(const std::string& path, const std::string& flag);
-// The K/V element type of --kv-type, -ctk and -ctv.
-Result<TensorType> KvElementType(const ModelFlags& flags);
+// --kv-type (both), --kv-type-k/-ctk and --kv-type-v/-ctv (each overrides
+// --kv-type for its rows), checked against the KV row types at parse time.
+void AddKvTypeOptions(CLI::App& cmd, std::string& both, std::string& k, std::string& v,
+                      bool both_is_list = false);
+// The types of a --kv-type list ("f16,q8_0"), each for K and V, except
+// that -ctk/-ctv, when given, set K/V of every entry; duplicates dropped.
+Result<std::vector<KvTypes>> KvTypeList(const ModelFlags& flags);
+// The K and V element types they give.
+Result<KvTypes> KvElementTypes(const std::string& both, const std::string& k, const std::string& v);
+Result<KvTypes> KvElementTypes(const ModelFlags& flags);
+// KvTypes::Name() of the flags ("q8_0", "K q8_0, V f16"), for reports.
+std::string KvTypeName(const ModelFlags& flags);
 // -t, or every hardware thread.
 int32_t ThreadCount(const ModelFlags& flags);
 // Checks --kv, the KV types and that --kv-dump can be written; warns about

@@ -208,8 +208,7 @@ Command RegisterAnalyze(CLI::App& app) {
                   "probabilities do not depend on it")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--kv-type", f->model.kv_type, "KV cache element type: f16 or f32")
-      ->capture_default_str();
+  AddKvTypeOptions(*cmd, f->model.kv_type, f->model.kv_type_k, f->model.kv_type_v);
   cmd->add_option("--heavy", f->heavy,
                   "heavy-hitter set size k for the overlap: tokens or a percentage of the "
                   "length")

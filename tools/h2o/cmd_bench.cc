@@ -36,6 +36,7 @@ struct BenchFlags {
   int32_t n_threads = 0;
   int32_t chunk = 512;
   std::string kv_type = "f16";
+  std::string kv_type_k, kv_type_v;  // -ctk/-ctv; empty: kv_type
   uint64_t seed = 1234;
   int32_t membw_mib = 256;
   std::string output = "md";  // -o: md, json or jsonl
@@ -155,11 +156,12 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   o.n_threads = bench.n_threads;
   o.chunk = bench.chunk > 0 ? bench.chunk : prompt;
   o.batch_tokens = std::max(f.batch_tokens, o.chunk);
-  o.kv_type = bench.kv_type;
+  o.kv_types = bench.kv_types;
   o.seed = bench.seed;
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
+  if (Status s = CheckKvTypes(o.kv_types, model.hparams().head_dim); !s.ok()) return Fail(s);
   if (f.kv_mem_full > 0) {
     auto full = ThroughputKvBytes(model, ParseKvSpec("full").value(), o);
     if (!full.ok()) return Fail(full.status());
@@ -210,7 +212,8 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
                {"threads", o.n_threads},
                {"chunk", o.chunk},
                {"batch_tokens", o.batch_tokens},
-               {"kv_type", std::string(TraitsOf(o.kv_type).name)},
+               {"kv_type_k", std::string(TraitsOf(o.kv_types.k).name)},
+               {"kv_type_v", std::string(TraitsOf(o.kv_types.v).name)},
                {"warmup", bench.warmup},
                {"seed", o.seed}});
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -324,7 +327,7 @@ int RunBench(const BenchFlags& f) {
   options.repetitions = f.repetitions;
   options.seed = f.seed;
   options.warmup = f.warmup;
-  options.kv_type = *ParseTensorType(f.kv_type);  // one of IsMember's
+  options.kv_types = KvElementTypes(f.kv_type, f.kv_type_k, f.kv_type_v).value();  // IsMember's
   if (throughput) {
     return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
   }
@@ -332,6 +335,7 @@ int RunBench(const BenchFlags& f) {
   auto model_result = Model::Load(f.model_path);
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
+  if (Status s = CheckKvTypes(options.kv_types, model.hparams().head_dim); !s.ok()) return Fail(s);
   WarnWhenBeyondTraining(model, tests);
   // A cell (spec x test) that cannot run, e.g. a percent budget that is 0
   // tokens at depth 0, is skipped rather than ending a sweep whose other
@@ -391,7 +395,8 @@ int RunBench(const BenchFlags& f) {
        {"model_bytes", footprint.tensor_bytes},
        {"weight_bytes_per_token", footprint.weight_bytes_per_token},
        {"threads", options.n_threads},
-       {"kv_type", std::string(TraitsOf(options.kv_type).name)},
+       {"kv_type_k", std::string(TraitsOf(options.kv_types.k).name)},
+       {"kv_type_v", std::string(TraitsOf(options.kv_types.v).name)},
        {"chunk", options.chunk},
        {"repetitions", options.repetitions},
        {"warmup", options.warmup},
@@ -507,9 +512,7 @@ Command RegisterBench(CLI::App& app) {
                   "tokens per forward pass for depth filling and pp (0: all at once)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--kv-type", f->kv_type, "KV cache element type: f16 or f32")
-      ->check(CLI::IsMember({"f16", "f32"}))
-      ->capture_default_str();
+  AddKvTypeOptions(*cmd, f->kv_type, f->kv_type_k, f->kv_type_v);
   cmd->add_option("--seed", f->seed, "seed of the random token stream")->capture_default_str();
   cmd->add_option("--membw-mib", f->membw_mib,
                   "buffer read to measure memory bandwidth, MiB (0: skip the roofline)")

@@ -67,7 +67,7 @@ Command RegisterEval(CLI::App& app) {
       "eval",
       "task accuracy per KV policy: multiple choice, H2O-repository scoring requests, "
       "summarization");
-  AddModelFlags(*cmd, f->model, /*default_chunk=*/1);
+  AddModelFlags(*cmd, f->model, /*default_chunk=*/1, /*kv_type_list=*/true);
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
       "with --budget: bare policy names, e.g. full,local,h2o,sink");

@@ -21,6 +21,7 @@ struct InspectFlags {
   std::string model_path;
   int32_t n_ctx = 0;
   std::string kv_type = "f16";
+  std::string kv_type_k, kv_type_v;  // -ctk/-ctv; empty: kv_type
   std::string kv_spec = "full";
   int32_t chunk = 1;
   bool all_tensors = false;
@@ -48,10 +49,8 @@ void PrintUnrunnableTensors(const gguf::File& file) {
 }
 
 int RunInspect(const InspectFlags& f) {
-  auto kv_type = ParseTensorType(f.kv_type);
-  if (!kv_type || (*kv_type != TensorType::kF16 && *kv_type != TensorType::kF32)) {
-    return Fail(fmt::format("--kv-type must be f16 or f32, not '{}'", f.kv_type));
-  }
+  auto kv_types = KvElementTypes(f.kv_type, f.kv_type_k, f.kv_type_v);
+  if (!kv_types.ok()) return Fail(kv_types.status());
   auto spec = ParseKvSpec(f.kv_spec);
   if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
   auto file_result = gguf::File::Open(f.model_path);
@@ -67,6 +66,7 @@ int RunInspect(const InspectFlags& f) {
     auto resolved = ResolveKvSpec(*spec, n_ctx);
     if (!resolved.ok()) return Fail(resolved.status().WithContext("--kv"));
     plan = std::move(resolved).value();
+    if (Status s = CheckKvTypes(*kv_types, (*model)->hparams().head_dim); !s.ok()) return Fail(s);
   }
 
   std::printf("file: %s (GGUF v%u, %s, alignment %u)\n", file.path().c_str(), file.version(),
@@ -107,11 +107,11 @@ int RunInspect(const InspectFlags& f) {
   // What a session of this context and chunk allocates (runtime/kv_config.h),
   // as generate, perplexity and bench print it (kv/kv_report.h), against a
   // full cache of the whole context; a full policy is the latter itself.
-  const KvCacheConfig c = SessionKvConfig(hp, *plan, n_ctx, f.chunk, false, *kv_type);
+  const KvCacheConfig c = SessionKvConfig(hp, *plan, n_ctx, f.chunk, false, *kv_types);
   auto policy = MakePolicy(*plan, n_ctx);
   std::printf("memory: weights %s (mapped)\n", FormatBytes(weight_bytes).c_str());
   std::printf("KV cache (%s, %s) with chunk %d: %s\n", plan->Describe().c_str(),
-              f.kv_type.c_str(), f.chunk, DescribeKvVsFull(c, *policy, n_ctx).c_str());
+              kv_types->Name().c_str(), f.chunk, DescribeKvVsFull(c, *policy, n_ctx).c_str());
   return 0;
 }
 
@@ -123,7 +123,7 @@ Command RegisterInspect(CLI::App& app) {
   cmd->add_option("model,-m,--model", f->model_path, "GGUF file")->required();
   cmd->add_option("-c,--ctx-size", f->n_ctx, "context for the KV estimate (default: the model's)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--kv-type", f->kv_type, "KV element type for the estimate")->capture_default_str();
+  AddKvTypeOptions(*cmd, f->kv_type, f->kv_type_k, f->kv_type_v);
   cmd->add_option("--kv", f->kv_spec, "KV policy and budget to estimate (percentages of -c)")
       ->check(OnePolicy("inspect"))
       ->capture_default_str();

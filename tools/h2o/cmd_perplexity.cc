@@ -39,6 +39,9 @@ struct PerplexityFlags {
 // One row of the result: a KV spec, its sequence, and its running totals.
 struct PolicyRun {
   KvSweepEntry entry;
+  KvTypes types;      // its K and V element types
+  std::string label;  // the policy, and its KV type when several are swept: "h2o q8_0"
+
   bool per_stream_budget = false;  // percentages: resolved against each stream's length
   std::unique_ptr<Sequence> sequence;
   int64_t sequence_len = -1;  // the stream length a per-stream sequence was made for
@@ -59,10 +62,13 @@ struct Setup {
 };
 
 Result<std::unique_ptr<Sequence>> MakeSequence(const Setup& setup, const std::string& spec,
-                                               int64_t stream_len, bool pos_shift) {
+                                               const KvTypes& types, int64_t stream_len,
+                                               bool pos_shift) {
   ModelFlags flags = setup.flags->model;
   flags.kv_spec = spec;
   flags.kv_pos_shift = pos_shift;
+  flags.kv_type_k = TraitsOf(types.k).name;
+  flags.kv_type_v = TraitsOf(types.v).name;
   H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags, stream_len));
   options.n_ctx = setup.n_ctx;
   return setup.engine->NewSequence(options);
@@ -76,7 +82,7 @@ Status PrepareSequence(const Setup& setup, PolicyRun& run, int64_t stream_len) {
     return Status::Ok();
   }
   run.sequence.reset();  // its cache is freed before the next one is made
-  H2O_ASSIGN_OR_RETURN(run.sequence, MakeSequence(setup, run.entry.spec, stream_len,
+  H2O_ASSIGN_OR_RETURN(run.sequence, MakeSequence(setup, run.entry.spec, run.types, stream_len,
                                                   setup.flags->model.kv_pos_shift));
   run.sequence_len = stream_len;
   return Status::Ok();
@@ -104,23 +110,34 @@ SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& r
       "perplexity of {} on {} {}{}", std::filesystem::path(f.model.model_path).filename().string(),
       n_streams, f.windowed ? "window" : "stream", n_streams == 1 ? "" : "s");
   report.metrics = {{"ppl", "perplexity", 4}};
+  const bool types_swept = std::any_of(runs.begin(), runs.end(), [&](const PolicyRun& run) {
+    return !(run.types == runs.front().types);
+  });
   report.budget_percent_of = f.windowed ? "each window's tokens" : "each stream's tokens";
   if (kl) {
     report.metrics.push_back({"kl", "mean KL(full || policy) per token, nats", 6});
     report.metrics.push_back({"top1", "top-1 agreement with full", 4});
   }
+  if (types_swept) {
+    report.x_metric = report.metrics.size();
+    report.metrics.push_back({"kv_mib", "KV cache memory allocated (MiB)", 3});
+  }
   for (const PolicyRun& run : runs) {
-    SweepRow row{run.entry.policy, run.entry.budget, run.entry.spec, {run.total.perplexity()}};
+    SweepRow row{run.label, run.entry.budget,
+                 types_swept ? fmt::format("{} ({})", run.entry.spec, run.types.Name())
+                             : run.entry.spec,
+                 {run.total.perplexity()}};
     if (kl) {
       row.values.push_back(run.kl_sum / run.total.tokens);
       row.values.push_back(static_cast<double>(run.top1_agree) / run.total.tokens);
     }
+    if (types_swept) row.values.push_back(static_cast<double>(run.kv.total()) / (1 << 20));
     report.rows.push_back(std::move(row));
   }
   report.meta = {{"model", f.model.model_path},
                  {"mode", f.windowed ? "windowed" : "stream"},
                  {"chunk", f.model.chunk},
-                 {"kv_type", f.model.kv_type}};
+                 {"kv_type", KvTypeName(f.model)}};
   return report;
 }
 
@@ -144,7 +161,8 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
   }
   std::unique_ptr<Sequence> own_reference;
   if (kl && full_run == nullptr) {
-    auto ref = MakeSequence(setup, "full", longest, /*pos_shift=*/false);
+    // Against the full cache of the first --kv-type, which runs first.
+    auto ref = MakeSequence(setup, "full", runs.front().types, longest, /*pos_shift=*/false);
     if (!ref.ok()) return ref.status().WithContext("the full-cache reference");
     own_reference = std::move(ref).value();
   }
@@ -183,6 +201,9 @@ nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longe
     nlohmann::json row = {
         {"kv", run.entry.spec},
         {"policy", run.entry.policy},
+        {"kv_type", run.types.Name()},
+        {"kv_type_k", std::string(TraitsOf(run.types.k).name)},
+        {"kv_type_v", std::string(TraitsOf(run.types.v).name)},
         {"budget", or_null(!run.entry.budget.empty(), run.entry.budget)},
         // Percent budgets resolve per stream: see per_stream[].kv.
         {"resolved", or_null(!run.per_stream_budget, run.sequence->kv_plan().Describe())},
@@ -210,7 +231,7 @@ nlohmann::json ResultJson(const PerplexityFlags& f, int32_t n_ctx, int64_t longe
           {"mode", f.windowed ? "windowed" : "stream"},
           {"n_ctx", n_ctx},
           {"chunk", runs.front().sequence->max_chunk()},
-          {"kv_type", f.model.kv_type},
+          {"kv_type", KvTypeName(f.model)},
           {"pos_shift", f.model.kv_pos_shift},
           {"policies", std::move(policies)}};
 }
@@ -251,24 +272,27 @@ int RunPerplexity(const PerplexityFlags& f) {
   if (!entries.ok()) {
     return Fail(f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status());
   }
-  {  // --kv-type and the like, before the model loads
+  auto types = KvTypeList(f.model);
+  if (!types.ok()) return Fail(types.status());
+  {  // the flags of the model, before it loads
     ModelFlags plain = f.model;
     plain.kv_spec = "full";
+    plain.kv_type = TraitsOf(types->front().k).name;
     plain.kv_pos_shift = false;
     if (auto options = MakeSessionOptions(plain, std::nullopt); !options.ok()) {
       return Fail(options.status());
     }
   }
-  if (!f.model.kv_dump_path.empty() && entries->size() > 1) {
-    return Fail("--kv-dump takes a single --kv spec");
+  if (!f.model.kv_dump_path.empty() && entries->size() * types->size() > 1) {
+    return Fail("--kv-dump takes a single --kv spec and KV type");
   }
   if (!f.out_prefix.empty()) {
     if (Status st = CheckWritable(f.out_prefix + ".json", "--out"); !st.ok()) return Fail(st);
   }
   if (f.per_token && !f.json) Warn("--per-token lists each token's nll in --json output only");
-  const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() > 1);
+  const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() * types->size() > 1);
   std::vector<PolicyRun> runs;
-  for (KvSweepEntry& e : *entries) {
+  for (const KvSweepEntry& e : *entries) {
     // Budgets in tokens are checked now, before the model loads;
     // percentages need each stream's length.
     const KvSpec spec = ParseKvSpec(e.spec).value();
@@ -278,9 +302,17 @@ int RunPerplexity(const PerplexityFlags& f) {
                                                                   : "--kv"));
       }
     }
-    PolicyRun& run = runs.emplace_back();
-    run.per_stream_budget = KvSpecUsesPercent(spec);
-    run.entry = std::move(e);
+  }
+  // Every policy at the first type, then every policy at the next, ...:
+  // the first full run is the KL reference.
+  for (const KvTypes& kv_types : *types) {
+    for (const KvSweepEntry& e : *entries) {
+      PolicyRun& run = runs.emplace_back();
+      run.per_stream_budget = KvSpecUsesPercent(ParseKvSpec(e.spec).value());
+      run.entry = e;
+      run.types = kv_types;
+      run.label = types->size() > 1 ? fmt::format("{} {}", e.policy, kv_types.Name()) : e.policy;
+    }
   }
 
   auto model_result = LoadModel(f.model);
@@ -334,7 +366,7 @@ Command RegisterPerplexity(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "perplexity",
       "negative log-likelihood of every next token, per KV policy, against the full cache");
-  AddModelFlags(*cmd, f->model, /*default_chunk=*/1);
+  AddModelFlags(*cmd, f->model, /*default_chunk=*/1, /*kv_type_list=*/true);
   // --kv here takes a list; the shared flag's help says so only for one spec.
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "

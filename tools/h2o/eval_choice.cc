@@ -23,7 +23,9 @@ Result<std::vector<ChoiceAccuracy>> ScoreAllRuns(const EvalFlags& f, const Model
                                                  std::span<const EvalRun> runs) {
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, MakeEvalEngine(f, model, runs.size()));
   std::vector<RunSequence> run_sequences;
-  for (const EvalRun& run : runs) run_sequences.emplace_back(f, model, run.spec, f.model.kv_pos_shift);
+  for (const EvalRun& run : runs) {
+    run_sequences.emplace_back(f, model, run.spec, run.types, f.model.kv_pos_shift);
+  }
   ChoiceScorer scorer(*engine);
   std::vector<ChoiceAccuracy> accuracy(runs.size());
   std::vector<Sequence*> sequences(runs.size());
@@ -85,9 +87,9 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
   if (!accuracy.ok()) return Fail(accuracy.status());
   for (size_t r = 0; r < runs.size(); ++r) {
     const ChoiceAccuracy& a = (*accuracy)[r];
-    report.rows.push_back(SweepRow{runs[r].entry.policy,
+    report.rows.push_back(SweepRow{runs[r].label,
                                    runs[r].entry.budget,
-                                   runs[r].entry.spec,
+                                   runs[r].kv,
                                    {a.acc(), a.acc_norm(), ProportionStdErr(a.acc(), a.n),
                                     ProportionStdErr(a.acc_norm(), a.n)}});
   }

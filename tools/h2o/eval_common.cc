@@ -11,6 +11,7 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   auto entries = ExpandKvSweep(f.model.kv_spec, f.budgets);
   if (!entries.ok())
     return f.budgets.empty() ? entries.status().WithContext("--kv") : entries.status();
+  H2O_ASSIGN_OR_RETURN(std::vector<KvTypes> types, KvTypeList(f.model));
   std::vector<EvalRun> runs;
   for (KvSweepEntry& entry : *entries) {
     KvSpec spec = ParseKvSpec(entry.spec).value();  // ExpandKvSweep checked it
@@ -24,15 +25,28 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
         return plan.status().WithContext(fmt::format("--kv '{}'", entry.spec));
       }
     }
-    runs.push_back({std::move(entry), std::move(spec)});
+    runs.push_back({std::move(entry), std::move(spec), {}, "", ""});
+  }
+  const size_t n_specs = runs.size();
+  for (size_t t = 0; t < types.size(); ++t) {
+    for (size_t i = 0; i < n_specs; ++i) {
+      if (t > 0) runs.push_back(runs[i]);
+      EvalRun& run = runs[t * n_specs + i];
+      run.types = types[t];
+      const bool swept = types.size() > 1;
+      run.label = swept ? fmt::format("{} {}", run.entry.policy, types[t].Name()) : run.entry.policy;
+      run.kv = swept ? fmt::format("{} ({})", run.entry.spec, types[t].Name()) : run.entry.spec;
+    }
   }
   return runs;
 }
 
 RunSequence::RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec,
-                         bool pos_shift)
+                         const KvTypes& types, bool pos_shift)
     : flags_(f.model), per_item_(KvSpecUsesPercent(spec)) {
   flags_.kv_spec = spec.text;
+  flags_.kv_type_k = TraitsOf(types.k).name;
+  flags_.kv_type_v = TraitsOf(types.v).name;
   flags_.kv_pos_shift = pos_shift;
   // One chunk for all runs, even where --kv-pos-shift would let a chunk
   // pass the context: sequences fed in lockstep share it.
@@ -84,7 +98,7 @@ int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t 
                  const nlohmann::json& extra, SweepReport& report) {
   report.meta = {
       {"task", f.task_path}, {"format", TaskFormatName(format)}, {"model", f.model.model_path},
-      {"items", n_items},    {"chunk", f.model.chunk},           {"kv_type", f.model.kv_type},
+      {"items", n_items},    {"chunk", f.model.chunk},           {"kv_type", KvTypeName(f.model)},
       {"n_ctx", n_ctx}};
   report.meta.update(extra);
   report.budget_percent_of = "each item's prompt tokens";  // RunSequence::For's prompt_len

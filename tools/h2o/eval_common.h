@@ -42,9 +42,14 @@ struct EvalFlags {
 struct EvalRun {
   KvSweepEntry entry;  // policy, budget label ("" without --budget), spec text
   KvSpec spec;
+  KvTypes types;  // K and V element types (one of the --kv-type list)
+  // For the report: the policy and the spec, each followed by the KV type
+  // when more than one --kv-type is swept ("h2o q8_0").
+  std::string label, kv;
 };
 
-// Expands --kv (and --budget) and checks every spec; token budgets are
+// Expands --kv (and --budget) at each --kv-type (every spec at the first
+// type, then at the next, ...) and checks every spec; token budgets are
 // resolved now, percentages later against each item's prompt length.
 Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f);
 
@@ -56,7 +61,8 @@ class RunSequence {
  public:
   // pos_shift: --kv-pos-shift for this run (false for the full-cache
   // reference the runs are compared with).
-  RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec, bool pos_shift);
+  RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec, const KvTypes& types,
+              bool pos_shift);
   // The sequence for an item whose prompt has prompt_len tokens; valid
   // until the next call. Errors: bad --kv or --kv-type, one line.
   Result<Sequence*> For(Engine& engine, int64_t prompt_len);

@@ -17,8 +17,8 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
   if (runs.size() != 1) {
     return Fail(
-        "scoring requests are answered under one --kv policy per run (run once per "
-        "policy, each with its own --out)");
+        "scoring requests are answered under one --kv policy per run, at one --kv-type (run "
+        "once per policy, each with its own --out)");
   }
   if (!f.report_prefix.empty()) {
     return Fail("--report applies to multiple choice and summarization, not scoring requests");
@@ -32,7 +32,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
   const EvalRun& run = runs.front();
   auto engine = MakeEvalEngine(f, model, 1);
   if (!engine.ok()) return Fail(engine.status());
-  RunSequence sequence(f, model, run.spec, f.model.kv_pos_shift);
+  RunSequence sequence(f, model, run.spec, run.types, f.model.kv_pos_shift);
   std::string results;
   int64_t n_tokens = 0;
   double logprob_sum = 0.0;

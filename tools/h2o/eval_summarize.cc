@@ -59,12 +59,15 @@ Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& toke
                    std::span<const SummaryPrompt> prompts, std::span<const EvalRun> runs,
                    std::vector<SummaryRun>& full, std::vector<std::vector<SummaryRun>>& generated) {
   std::vector<RunSequence> run_sequences;
-  run_sequences.emplace_back(f, model, ParseKvSpec("full").value(), false);
+  // The reference: the full cache at the first --kv-type.
+  const KvTypes& reference_types = runs.front().types;
+  run_sequences.emplace_back(f, model, ParseKvSpec("full").value(), reference_types, false);
   std::vector<size_t> job_of_run;  // each run's job; 0: the reference
   for (const EvalRun& run : runs) {
-    job_of_run.push_back(run.spec.policy == "full" ? 0 : run_sequences.size());
-    if (run.spec.policy != "full") {
-      run_sequences.emplace_back(f, model, run.spec, f.model.kv_pos_shift);
+    const bool is_reference = run.spec.policy == "full" && run.types == reference_types;
+    job_of_run.push_back(is_reference ? 0 : run_sequences.size());
+    if (!is_reference) {
+      run_sequences.emplace_back(f, model, run.spec, run.types, f.model.kv_pos_shift);
     }
   }
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
@@ -145,15 +148,15 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
       texts.push_back(g.generation.text);
       n_tokens += static_cast<int64_t>(g.generation.ids.size());
       if (!f.out_path.empty()) {
-        out_lines += SummaryResultLine(lines[i], run.entry.spec, prompts[i], g, tokenizer)
+        out_lines += SummaryResultLine(lines[i], run.kv, prompts[i], g, tokenizer)
                 .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
         out_lines += '\n';
       }
     }
     const RougeF1 ref = vs_reference.Mean(), vsf = vs_full.Mean();
-    report.rows.push_back({run.entry.policy,
+    report.rows.push_back({run.label,
                            run.entry.budget,
-                           run.entry.spec,
+                           run.kv,
                            {ref.rouge1, ref.rouge2, ref.rougeL, vsf.rouge1, vsf.rouge2, vsf.rougeL,
                             SelfBleu(texts), static_cast<double>(n_tokens) / items.size()}});
   }

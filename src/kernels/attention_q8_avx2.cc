@@ -1,0 +1,106 @@
+// AVX2 attention row kernels for q8_0 K/V rows: the KV type whose speed
+// matters most (half the bytes of f16 at nearly its accuracy). The widened
+// codes are used as they are, and each block's scale is applied once per
+// block rather than once per value: scores sum code * q over a block, then
+// add scale * that sum; weighted sums fold the scale into the row's
+// probability. Each (row, head) result is computed alone, in the same
+// order whatever the other heads of the call. Compiled with AVX2+FMA+F16C
+// flags only (see simd_avx2.cc for the rules such files follow).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/prefetch.h"
+#include "kernels/quant.h"
+#include "kernels/simd.h"
+
+namespace h2o::kernels::avx2 {
+namespace {
+
+__m256 Widen8(const int8_t* codes) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes))));
+}
+
+__m256 BlockScale(const BlockQ8_0& b) { return _mm256_set1_ps(_cvtsh_ss(b.d)); }
+
+// sum_i code[i] * q[i] over one 32-value block, in 8 lanes.
+__m256 BlockCodesDot(const BlockQ8_0& b, const float* q) {
+  __m256 a = _mm256_mul_ps(Widen8(b.qs), _mm256_loadu_ps(q));
+  a = _mm256_fmadd_ps(Widen8(b.qs + 8), _mm256_loadu_ps(q + 8), a);
+  a = _mm256_fmadd_ps(Widen8(b.qs + 16), _mm256_loadu_ps(q + 16), a);
+  return _mm256_fmadd_ps(Widen8(b.qs + 24), _mm256_loadu_ps(q + 24), a);
+}
+
+// Lane j holds the sum of the 8 lanes of a_j (as attention_avx2.cc's Sum4).
+__m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+// One head against one row: the blocks' scaled sums in block order.
+__m256 RowDot(const BlockQ8_0* row, int64_t n_blocks, const float* q) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    acc = _mm256_fmadd_ps(BlockScale(row[b]), BlockCodesDot(row[b], q + 32 * b), acc);
+  }
+  return acc;
+}
+
+}  // namespace
+
+void ScoreRowsQ8_0(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
+                   float scale, float* out, int64_t out_stride) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(rows);
+  const int64_t nb = d / 32;
+  const __m128 vscale = _mm_set1_ps(scale);
+  int64_t r = 0;
+  // Four rows per step: one horizontal reduction for four scores.
+  for (; r + 4 <= n_rows; r += 4) {
+    const BlockQ8_0* row = blocks + r * nb;
+    PrefetchAhead(row, 4 * nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
+    for (int64_t h = 0; h < n_q; ++h) {
+      const float* qh = q + h * d;
+      const __m128 s = _mm_mul_ps(Sum4(RowDot(row, nb, qh), RowDot(row + nb, nb, qh),
+                                       RowDot(row + 2 * nb, nb, qh), RowDot(row + 3 * nb, nb, qh)),
+                                  vscale);
+      _mm_storeu_ps(out + h * out_stride + r, s);
+    }
+  }
+  for (; r < n_rows; ++r) {
+    const BlockQ8_0* row = blocks + r * nb;
+    for (int64_t h = 0; h < n_q; ++h) {
+      const __m256 a = RowDot(row, nb, q + h * d);
+      out[h * out_stride + r] = _mm_cvtss_f32(_mm_mul_ps(Sum4(a, a, a, a), vscale));
+    }
+  }
+}
+
+void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                         int64_t n_rows, int64_t d, float* out) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(rows);
+  const int64_t nb = d / 32;
+  for (int64_t h = 0; h < n_q; ++h) {
+    const float* ph = p + h * p_stride;
+    float* oh = out + h * d;
+    // Two blocks (64 output columns, 8 registers) per pass over the rows.
+    for (int64_t b0 = 0; b0 < nb; b0 += 2) {
+      const int n_blocks = nb - b0 >= 2 ? 2 : 1;
+      __m256 acc[8];
+      for (int j = 0; j < 4 * n_blocks; ++j) acc[j] = _mm256_loadu_ps(oh + 32 * b0 + 8 * j);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const BlockQ8_0* blk = blocks + r * nb + b0;
+        PrefetchAhead(blk, n_blocks * static_cast<int64_t>(sizeof(BlockQ8_0)));
+        for (int k = 0; k < n_blocks; ++k) {
+          const __m256 coef = _mm256_set1_ps(ph[r] * _cvtsh_ss(blk[k].d));
+          for (int j = 0; j < 4; ++j) {
+            acc[4 * k + j] = _mm256_fmadd_ps(coef, Widen8(blk[k].qs + 8 * j), acc[4 * k + j]);
+          }
+        }
+      }
+      for (int j = 0; j < 4 * n_blocks; ++j) _mm256_storeu_ps(oh + 32 * b0 + 8 * j, acc[j]);
+    }
+  }
+}
+
+}  // namespace h2o::kernels::avx2

@@ -123,7 +123,14 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);
   kernels::QuantizeRow(config_.types.v, v, VRow(layer, head, slot), config_.head_dim);
   pos_[SlotIndex(layer, head, slot)] = pos;
-  if (double* score = scores(layer, head)) score[slot] = 0.0;
+  if (double* score = scores(layer, head)) {
+    // Each token appended is one more query, which first ages the head's
+    // scores (h2o:score=ema; kv/policies.h, H2oScore).
+    if (const double decay = policy_->score_decay(); decay != 1.0) {
+      for (int32_t s = 0; s < high_water_[h]; ++s) score[s] *= decay;
+    }
+    score[slot] = 0.0;
+  }
   if (float* step = step_attention(layer, head)) step[slot] = 0.0f;
   ++count_[h];
   if (pos > newest_pos_[h]) newest_pos_[h] = pos;

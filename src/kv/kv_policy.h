@@ -37,6 +37,10 @@ class EvictionPolicy {
   // Whether attention must accumulate scores / record the step's attention.
   virtual bool needs_scores() const { return false; }
   virtual bool needs_step_attention() const { return false; }
+  // What the cache multiplies a head's scores by before it appends a
+  // token (1: scores only accumulate). Below 1 the scores become an
+  // exponential moving average over queries (h2o:score=ema).
+  virtual double score_decay() const { return 1.0; }
   // Takes over `other`'s mutable state (random's generator), so a cache
   // copied with KvCache::CopyFrom evicts exactly as the original would.
   // Requires other.name() == name(). Stateless policies have nothing to copy.

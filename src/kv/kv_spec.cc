@@ -2,6 +2,7 @@
 // resolving both read it, so a key is added in one place.
 #include "kv/kv_spec.h"
 
+#include <charconv>
 #include <limits>
 #include <span>
 #include <string>
@@ -16,11 +17,20 @@ namespace {
 
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
+// What a key's value is (kv_spec.h lists which key takes which).
+enum class ValueKind {
+  kTokens,    // a token count or a percentage of the prompt length
+  kInteger,   // seed: a non-negative integer, never a percentage
+  kWord,      // one of KeyInfo::words
+  kFraction,  // a decimal number like 0.9 (range checked in CheckValues)
+};
+
 struct KeyInfo {
   const char* name;
   bool required;
-  uint64_t default_value;  // used when not required and absent
-  bool integer_only;       // seed: never a percentage
+  uint64_t default_value;  // kTokens/kInteger keys: used when not required and absent
+  ValueKind kind = ValueKind::kTokens;
+  std::span<const std::string_view> words = {};  // kWord: the valid values
 };
 
 struct PolicyInfo {
@@ -28,13 +38,18 @@ struct PolicyInfo {
   std::span<const KeyInfo> keys;
 };
 
-constexpr KeyInfo kLocalKeys[] = {{"recent", true, 0, false}};
-constexpr KeyInfo kSinkKeys[] = {{"sinks", false, 4, false}, {"recent", true, 0, false}};
-constexpr KeyInfo kH2oKeys[] = {{"heavy", true, 0, false}, {"recent", true, 0, false}};
-constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0, false}};
-constexpr KeyInfo kTovaKeys[] = {{"k", true, 0, false}};
+constexpr std::string_view kScoreWords[] = {"sum", "mean", "ema"};
+
+constexpr KeyInfo kLocalKeys[] = {{"recent", true, 0}};
+constexpr KeyInfo kSinkKeys[] = {{"sinks", false, 4}, {"recent", true, 0}};
+constexpr KeyInfo kH2oKeys[] = {{"heavy", true, 0},
+                                {"recent", true, 0},
+                                {"score", false, 0, ValueKind::kWord, kScoreWords},
+                                {"decay", false, 0, ValueKind::kFraction}};
+constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0}};
+constexpr KeyInfo kTovaKeys[] = {{"k", true, 0}};
 constexpr KeyInfo kRandomKeys[] = {
-    {"k", true, 0, false}, {"recent", false, 0, false}, {"seed", false, 0, true}};
+    {"k", true, 0}, {"recent", false, 0}, {"seed", false, 0, ValueKind::kInteger}};
 
 const PolicyInfo kPolicies[] = {
     {"full", {}},
@@ -98,11 +113,62 @@ bool AllDigits(std::string_view s) {
   return true;
 }
 
-// Parses "123", or (unless integer_only) "12%" / "12.5%".
-Result<KvSpec::Amount> ParseAmount(std::string_view key, std::string_view text,
-                                   bool integer_only) {
+std::string JoinWords(std::span<const std::string_view> words) {
+  std::string joined;
+  for (std::string_view w : words) joined.append(joined.empty() ? "" : ", ").append(w);
+  return joined;
+}
+
+// "'TEXT' for 'KEY'", for error messages.
+std::string ValueWhere(std::string_view key, std::string_view text) {
   std::string where = "'";  // built by appending: GCC 12 warns falsely on "x" + string&&
   where.append(text).append("' for '").append(key).append("'");
+  return where;
+}
+
+// A word value: one of info.words, as written.
+Result<KvSpec::Amount> ParseWord(const KeyInfo& info, std::string_view text) {
+  for (std::string_view w : info.words) {
+    if (text == w) {
+      KvSpec::Amount amount;
+      amount.word = std::string(text);
+      return amount;
+    }
+  }
+  return Status::Error("bad value " + ValueWhere(info.name, text) +
+                       ": expected one of " + JoinWords(info.words));
+}
+
+// A decimal fraction: digits, optionally '.' and more digits ("0.9", "1",
+// "0.95"); no sign, exponent or '%'. Its range is CheckValues' business.
+Result<KvSpec::Amount> ParseFraction(const KeyInfo& info, std::string_view text) {
+  const std::string where = ValueWhere(info.name, text);
+  std::string_view int_part = text, frac_part;
+  const size_t dot = text.find('.');
+  if (dot != std::string_view::npos) {
+    int_part = text.substr(0, dot);
+    frac_part = text.substr(dot + 1);
+  }
+  if (!AllDigits(int_part) || (dot != std::string_view::npos && !AllDigits(frac_part))) {
+    return Status::Error("bad value " + where + ": expected a decimal number like 0.9");
+  }
+  KvSpec::Amount amount;
+  // Not std::stod: it follows the C locale's decimal separator. from_chars
+  // rounds correctly, so Describe()'s shortest form reads back the same.
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), amount.value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Status::Error("value " + where + " is out of range");
+  }
+  return amount;
+}
+
+// Parses a value by its key's kind: "123", or for a token count also
+// "12%" / "12.5%"; a word; a fraction.
+Result<KvSpec::Amount> ParseAmount(const KeyInfo& info, std::string_view text) {
+  if (info.kind == ValueKind::kWord) return ParseWord(info, text);
+  if (info.kind == ValueKind::kFraction) return ParseFraction(info, text);
+  const bool integer_only = info.kind == ValueKind::kInteger;
+  const std::string where = ValueWhere(info.name, text);
   const Status bad = Status::Error(
       "bad value " + where +
       (integer_only ? ": expected a non-negative integer"
@@ -162,6 +228,37 @@ Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
   return Status::Ok();
 }
 
+// The checks a value's form alone cannot make, for parsed and hand-built
+// specs alike: a word is one of its key's words, a number is not a word,
+// decay lies in (0, 1) and comes with score=ema.
+Status CheckValues(const PolicyInfo& policy, const KvSpec& spec) {
+  for (const auto& [key, amount] : spec.params) {
+    const KeyInfo* info = FindKey(policy, key);
+    if (info == nullptr) continue;  // reported as an unknown key
+    if ((info->kind == ValueKind::kWord) != !amount.word.empty()) {
+      return Status::Error("bad value for '" + key + "': expected " +
+                           (info->kind == ValueKind::kWord ? "one of " + JoinWords(info->words)
+                                                           : std::string("a number")));
+    }
+    if (info->kind == ValueKind::kWord) H2O_RETURN_IF_ERROR(ParseWord(*info, amount.word).status());
+  }
+  if (const auto decay = spec.params.find("decay"); decay != spec.params.end()) {
+    const double d = decay->second.value;
+    if (!(d > 0 && d < 1) || decay->second.percent) {
+      return Status::Error(fmt::format(
+          "bad value '{}' for 'decay': expected a number between 0 and 1, both excluded "
+          "(1 would be score=sum)",
+          decay->second.percent ? fmt::format("{:g}%", d) : fmt::format("{}", d)));
+    }
+    const auto score = spec.params.find("score");
+    if (score == spec.params.end() || score->second.word != "ema") {
+      return Status::Error("'decay' needs score=ema (e.g. " + std::string(policy.name) +
+                           ":heavy=64,recent=64,score=ema,decay=0.9)");
+    }
+  }
+  return Status::Ok();
+}
+
 // A segment continues the previous spec only when it is a bare key=value:
 // it has an '=' with no ':' before it, and is not a policy name.
 bool StartsSpec(std::string_view segment) {
@@ -187,6 +284,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
   if (policy == nullptr) return UnknownPolicy(spec.policy);
   if (colon == std::string_view::npos) {
     H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+    H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
     return spec;
   }
   std::string_view rest = text.substr(colon + 1);
@@ -216,12 +314,12 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     if (spec.params.contains(key)) {
       return Status::Error("duplicate key '" + key + "' in KV spec '" + spec.text + "'");
     }
-    H2O_ASSIGN_OR_RETURN(spec.params[key], ParseAmount(key, item.substr(eq + 1),
-                                                       info->integer_only));
+    H2O_ASSIGN_OR_RETURN(spec.params[key], ParseAmount(*info, item.substr(eq + 1)));
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
   H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+  H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
   return spec;
 }
 
@@ -238,11 +336,12 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
   for (const auto& [key, amount] : spec.params) {
     const KeyInfo* info = FindKey(*policy, key);
     if (info == nullptr) return UnknownKey(*policy, key);
-    if (amount.percent && info->integer_only) {
+    if (amount.percent && info->kind == ValueKind::kInteger) {
       return Status::Error("bad value for '" + key + "': a percentage is not allowed");
     }
   }
   H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
+  H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
   const bool uses_percent = KvSpecUsesPercent(spec);
   if (uses_percent && !prompt_len.has_value()) {
     return Status::Error("percentage budgets need a prompt length (KV spec '" + spec.text + "')");
@@ -256,9 +355,16 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
   plan.policy = spec.policy;
   if (plan.policy == "full") return plan;
   for (const KeyInfo& k : policy->keys) {
+    const auto it = spec.params.find(k.name);
+    if (k.kind == ValueKind::kWord || k.kind == ValueKind::kFraction) {
+      if (it == spec.params.end()) continue;  // KvPlan's defaults
+      if (std::string_view(k.name) == "score") plan.score = it->second.word;
+      if (std::string_view(k.name) == "decay") plan.decay = it->second.value;
+      continue;
+    }
     uint64_t value = k.default_value;
-    if (const auto it = spec.params.find(k.name); it != spec.params.end()) {
-      if (k.integer_only) {
+    if (it != spec.params.end()) {
+      if (k.kind == ValueKind::kInteger) {
         value = it->second.digits;
       } else {
         H2O_ASSIGN_OR_RETURN(const int64_t tokens,
@@ -322,7 +428,12 @@ std::string KvPlan::Describe() const {
   const auto kv = [](const char* key, uint64_t v) { return std::string(key) + "=" + std::to_string(v); };
   if (policy == "local") return "local:" + kv("recent", recent);
   if (policy == "sink") return "sink:" + kv("sinks", sinks) + "," + kv("recent", recent);
-  if (policy == "h2o") return "h2o:" + kv("heavy", heavy) + "," + kv("recent", recent);
+  if (policy == "h2o") {
+    std::string text = "h2o:" + kv("heavy", heavy) + "," + kv("recent", recent);
+    if (score != "sum") text += ",score=" + score;
+    if (score == "ema") text += fmt::format(",decay={}", decay);
+    return text;
+  }
   if (policy == "h2only") return "h2only:" + kv("heavy", heavy);
   if (policy == "tova") return "tova:" + kv("k", k);
   if (policy == "random") {
@@ -336,7 +447,12 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
   if (plan.policy == "full") return std::make_unique<FullPolicy>(n_ctx);
   if (plan.policy == "local") return std::make_unique<LocalPolicy>(plan.recent);
   if (plan.policy == "sink") return std::make_unique<SinkPolicy>(plan.sinks, plan.recent);
-  if (plan.policy == "h2o") return std::make_unique<H2oPolicy>(plan.heavy, plan.recent);
+  if (plan.policy == "h2o") {
+    H2oScore score;
+    if (plan.score == "mean") score = H2oScore::Mean();
+    if (plan.score == "ema") score = H2oScore::Ema(plan.decay);
+    return std::make_unique<H2oPolicy>(plan.heavy, plan.recent, score);
+  }
   if (plan.policy == "h2only") return std::make_unique<H2onlyPolicy>(plan.heavy);
   if (plan.policy == "tova") return std::make_unique<TovaPolicy>(plan.k);
   if (plan.policy == "random") {

@@ -6,15 +6,22 @@
 // line that names the problem and what is valid. All functions are pure and
 // thread-safe.
 //
-// Keys per policy (values are non-negative integers or percentages of the
-// prompt length like 10% or 12.5%, except seed, which is an integer):
+// Keys per policy. A value is a token count: a non-negative integer or a
+// percentage of the prompt length like 10% or 12.5%; except seed (an
+// integer, never a percentage), score (a word: one of the listed names)
+// and decay (a decimal fraction like 0.9, never a percentage):
 //   full    (none)
 //   local   recent
 //   sink    sinks (default 4), recent (>= 1 after resolving)
-//   h2o     heavy, recent
+//   h2o     heavy, recent, score (sum | mean | ema; default sum, the
+//           paper's), decay (0 < decay < 1, default 0.9; only with
+//           score=ema): h2o:heavy=10%,recent=10%,score=ema,decay=0.95.
+//           What each score ranks by: kv/policies.h, H2oScore.
 //   h2only  heavy
 //   tova    k
 //   random  k, recent (default 0), seed (default 0)
+// A word value is lowercase letters; a key's value is never a list, so the
+// comma stays the separator of key=value pairs.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +48,9 @@ struct KvSpec {
     // 64-bit seed, and 29% of 100 must resolve to 29, not 28.
     uint64_t digits = 0;
     int32_t scale = 0;
+    // A word value (score=mean): the word, and value/digits stay 0. Empty
+    // for numbers.
+    std::string word;
   };
   std::map<std::string, Amount> params;  // keys as given; defaults not filled in
 };
@@ -55,9 +65,13 @@ struct KvPlan {
   std::string policy = "full";
   int32_t heavy = 0, recent = 0, sinks = 0, k = 0;
   uint64_t seed = 0;
+  std::string score = "sum";  // h2o: sum, mean or ema
+  double decay = 0.9;         // h2o with score=ema
   int32_t budget = 0;  // tokens kept per (layer, KV head); 0 for full (= the context)
   // The plan with absolute values, e.g. "h2o:heavy=51,recent=51"; every key
-  // of the policy is listed (defaults included), "full" alone for full.
+  // of the policy is listed (defaults included), "full" alone for full,
+  // except h2o's score, listed only when it is not the paper's sum (then
+  // with its decay for ema: "h2o:heavy=51,recent=51,score=ema,decay=0.9").
   std::string Describe() const;
 };
 

@@ -87,15 +87,24 @@ int32_t SinkPolicy::ChooseVictim(const HeadMetadata& meta) {
   return victim;
 }
 
-H2oPolicy::H2oPolicy(int32_t heavy, int32_t recent) : heavy_(heavy), recent_(recent) {
+H2oPolicy::H2oPolicy(int32_t heavy, int32_t recent, H2oScore score)
+    : heavy_(heavy), recent_(recent), score_(score) {
   H2O_CHECK(heavy >= 0 && recent >= 0);
+  H2O_CHECK(score.kind != H2oScore::Kind::kEma || (score.decay > 0 && score.decay < 1));
   H2O_CHECK(static_cast<int64_t>(heavy) + recent >= 1);
   H2O_CHECK(static_cast<int64_t>(heavy) + recent <= std::numeric_limits<int32_t>::max());
 }
 
 int32_t H2oPolicy::ChooseVictim(const HeadMetadata& meta) {
   const int64_t window = RecentWindowStart(meta, recent_);
-  const int32_t victim = ArgMinBelow(meta, window, [&](int32_t s) { return meta.score[s]; });
+  int32_t victim;
+  if (score_.kind == H2oScore::Kind::kMean) {
+    victim = ArgMinBelow(meta, window, [&](int32_t s) {
+      return meta.score[s] / (static_cast<double>(meta.newest_pos) - meta.pos[s] + 1);
+    });
+  } else {  // the sum, or the moving average the cache keeps in meta.score
+    victim = ArgMinBelow(meta, window, [&](int32_t s) { return meta.score[s]; });
+  }
   H2O_CHECK(victim >= 0);
   return victim;
 }

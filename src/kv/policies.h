@@ -48,22 +48,62 @@ class SinkPolicy final : public EvictionPolicy {
   int32_t recent_;
 };
 
+// What H2O ranks its heavy-hitter candidates by (--kv h2o:...,score=...).
+// Each is a victim rule over HeadMetadata; ties go to the lowest position.
+//   kSum   meta.score, the attention a token has received from every query
+//          since it arrived: the paper's rule (Zhang et al., "H2O:
+//          Heavy-Hitter Oracle for Efficient Generative Inference of Large
+//          Language Models", NeurIPS 2023, arXiv 2306.14048).
+//   kMean  meta.score / (meta.newest_pos - pos + 1): the same sum divided
+//          by the number of queries that could see the token (every query
+//          at a position >= its own attends to it; the engine queries
+//          every position it appends, so after a pass these are
+//          newest_pos - pos + 1). Under a causal mask an older token has
+//          had more queries to collect attention from, so the sum favours
+//          old tokens; the mean compares tokens of different ages per
+//          query (the bias A2SF and AhaKV describe: Jo & Shin, arXiv
+//          2407.20485; Gu et al., arXiv 2506.03762).
+//   kEma   meta.score kept as an exponential moving average: before each
+//          new token is appended, the cache multiplies a head's scores by
+//          `decay` (score_decay()), and attention then adds as for kSum, so
+//          after query T a token's score is sum over queries t of
+//          decay^(T - t) * attention_t: A2SF's "accumulative attention
+//          score with forgetting factor" (Jo & Shin 2024, arXiv
+//          2407.20485). A pass of n > 1 tokens (--chunk) applies its n
+//          decays first and then adds its n queries' attention undecayed;
+//          with one token per pass (perplexity's default, decoding) it is
+//          the exact per-query average.
+struct H2oScore {
+  enum class Kind { kSum, kMean, kEma };
+  Kind kind = Kind::kSum;
+  double decay = 0.9;  // kEma only; 0 < decay < 1
+
+  static H2oScore Mean() { return {Kind::kMean, 0.9}; }
+  static H2oScore Ema(double decay) { return {Kind::kEma, decay}; }
+};
+
 // H2O: keeps `heavy` tokens by accumulated score plus the recent window.
-// Victim: outside the recent window, the smallest meta.score; ties go to
-// the lowest position. Budget: heavy + recent (>= 1).
+// Victim: outside the recent window, the smallest score (meta.score, or
+// its mean or moving average: H2oScore); ties go to the lowest position.
+// Budget: heavy + recent (>= 1).
 // Position semantics: original RoPE position by default; supports
 // re-rotation to slot order with --kv-pos-shift.
 class H2oPolicy final : public EvictionPolicy {
  public:
-  H2oPolicy(int32_t heavy, int32_t recent);
+  H2oPolicy(int32_t heavy, int32_t recent, H2oScore score = {});
   std::string name() const override { return "h2o"; }
   int32_t budget() const override { return heavy_ + recent_; }
   int32_t ChooseVictim(const HeadMetadata& meta) override;
   bool needs_scores() const override { return true; }
+  double score_decay() const override {
+    return score_.kind == H2oScore::Kind::kEma ? score_.decay : 1.0;
+  }
+  const H2oScore& score() const { return score_; }
 
  private:
   int32_t heavy_;
   int32_t recent_;
+  H2oScore score_;
 };
 
 // Heavy hitters only (H2O with recent = 0): victim is the smallest score

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
+
+#include "kv/policies.h"
 
 namespace h2o {
 namespace {
@@ -223,11 +228,136 @@ TEST(KvSpec, ResolveErrors) {
   spec.policy = "nope";
   EXPECT_FALSE(ResolveKvSpec(spec, 10).ok());
   spec.policy = "h2o";
-  spec.params["heavy"] = {.value = 1, .percent = false, .digits = 1, .scale = 0};
+  spec.params["heavy"] = {.value = 1, .percent = false, .digits = 1, .scale = 0, .word = ""};
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(), "missing key 'recent' for policy 'h2o'");
   spec.params["sinks"] = {};
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
-            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent)");
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay)");
+  // A word where a number goes, a number where a word goes, a word not on
+  // the list, a decay out of range or without ema.
+  spec.params.erase("sinks");
+  spec.params["recent"] = spec.params["heavy"];
+  spec.params["score"] = {};
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
+            "bad value for 'score': expected one of sum, mean, ema");
+  spec.params["score"].word = "max";
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
+            "bad value 'max' for 'score': expected one of sum, mean, ema");
+  spec.params["score"].word = "ema";
+  spec.params["recent"].word = "ema";
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(), "bad value for 'recent': expected a number");
+  spec.params["recent"].word.clear();
+  KvSpec::Amount decay;
+  decay.value = 1.0;
+  spec.params["decay"] = decay;
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
+            "bad value '1' for 'decay': expected a number between 0 and 1, both excluded (1 would "
+            "be score=sum)");
+  decay.value = 0.5;
+  decay.percent = true;
+  spec.params["decay"] = decay;
+  EXPECT_FALSE(ResolveKvSpec(spec, 10).ok());
+  decay.percent = false;
+  spec.params["decay"] = decay;
+  EXPECT_EQ(ResolveKvSpec(spec, 10).value().decay, 0.5);
+  spec.params["score"].word = "mean";
+  EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
+            "'decay' needs score=ema (e.g. h2o:heavy=64,recent=64,score=ema,decay=0.9)");
+}
+
+TEST(KvSpec, H2oScoreVariants) {
+  // sum is the default and reads as before: Describe() leaves it out.
+  KvPlan p = MustResolve("h2o:heavy=10%,recent=10%,score=sum", 512);
+  EXPECT_EQ(p.score, "sum");
+  EXPECT_EQ(p.Describe(), "h2o:heavy=51,recent=51");
+  EXPECT_EQ(MustResolve("h2o:heavy=4,recent=4", std::nullopt).score, "sum");
+
+  p = MustResolve("h2o:heavy=10%,recent=10%,score=mean", 512);
+  EXPECT_EQ(p.score, "mean");
+  EXPECT_EQ(p.budget, 102);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=51,recent=51,score=mean");
+
+  p = MustResolve("h2o:score=ema,heavy=8,recent=8", std::nullopt);  // decay defaults to 0.9
+  EXPECT_EQ(p.score, "ema");
+  EXPECT_EQ(p.decay, 0.9);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=8,recent=8,score=ema,decay=0.9");
+  // Any order; the decimal reads back exactly (not through the locale).
+  p = MustResolve("h2o:decay=0.95,heavy=8,score=ema,recent=8", std::nullopt);
+  EXPECT_EQ(p.decay, 0.95);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=8,recent=8,score=ema,decay=0.95");
+  EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema,decay=0.000001", std::nullopt).decay, 1e-6);
+  EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema,decay=0.123456789012345678901",
+                        std::nullopt).decay, 0.123456789012345678901);
+  // Describe() is itself a spec that resolves to the same plan.
+  for (const char* text : {"h2o:heavy=8,recent=8,score=ema,decay=0.123456789012345678901",
+                           "h2o:heavy=3,recent=0,score=mean"}) {
+    const KvPlan a = MustResolve(text, std::nullopt);
+    const KvPlan b = MustResolve(a.Describe(), std::nullopt);
+    EXPECT_EQ(b.Describe(), a.Describe());
+    EXPECT_EQ(b.decay, a.decay);
+    EXPECT_EQ(b.score, a.score);
+  }
+
+  // The policy gets the variant.
+  for (const auto& [text, kind, decay] :
+       {std::tuple{"h2o:heavy=2,recent=2", H2oScore::Kind::kSum, 1.0},
+        std::tuple{"h2o:heavy=2,recent=2,score=mean", H2oScore::Kind::kMean, 1.0},
+        std::tuple{"h2o:heavy=2,recent=2,score=ema,decay=0.5", H2oScore::Kind::kEma, 0.5}}) {
+    const std::unique_ptr<EvictionPolicy> policy = MakePolicy(MustResolve(text, std::nullopt), 64);
+    const auto* h2o = dynamic_cast<const H2oPolicy*>(policy.get());
+    ASSERT_NE(h2o, nullptr) << text;
+    EXPECT_EQ(h2o->score().kind, kind) << text;
+    EXPECT_EQ(h2o->score_decay(), decay) << text;
+    EXPECT_EQ(h2o->budget(), 4);
+  }
+  // A spec list splits around the word values.
+  EXPECT_EQ(SplitKvSpecList("full,h2o:heavy=1,recent=1,score=ema,decay=0.5,local:recent=2").value(),
+            (std::vector<std::string>{"full", "h2o:heavy=1,recent=1,score=ema,decay=0.5",
+                                      "local:recent=2"}));
+}
+
+TEST(KvSpec, H2oScoreErrors) {
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=max"),
+            "bad value 'max' for 'score': expected one of sum, mean, ema");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=EMA"),
+            "bad value 'EMA' for 'score': expected one of sum, mean, ema");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score="),
+            "bad value '' for 'score': expected one of sum, mean, ema");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=10%"),
+            "bad value '10%' for 'score': expected one of sum, mean, ema");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=ema:decay=0.9"),
+            "bad value 'ema:decay=0.9' for 'score': expected one of sum, mean, ema");
+  EXPECT_EQ(ParseError("h2o:heavy=mean,recent=1"),
+            "bad value 'mean' for 'heavy': expected a non-negative integer or a percentage like "
+            "10%");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,decay=0.9"),
+            "'decay' needs score=ema (e.g. h2o:heavy=64,recent=64,score=ema,decay=0.9)");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=sum,decay=0.9"),
+            "'decay' needs score=ema (e.g. h2o:heavy=64,recent=64,score=ema,decay=0.9)");
+  for (const char* bad : {"-0.5", "0.9%", "1e-3", "0,9", "0.9.1", ".", ".5", "5.", "", "nan", "inf", "0x1",
+                          " 0.9", "0.9 ", "+0.9"}) {
+    const std::string text = std::string("h2o:heavy=1,recent=1,score=ema,decay=") + bad;
+    if (std::string(bad) == "0,9") {
+      EXPECT_EQ(ParseError(text), "key without '=' in KV spec '" + text + "': '9' (expected key=value)");
+      continue;
+    }
+    EXPECT_EQ(ParseError(text),
+              "bad value '" + std::string(bad) + "' for 'decay': expected a decimal number like 0.9")
+        << text;
+  }
+  for (const char* bad : {"0", "1", "1.0", "0.0", "2.5", "10"}) {
+    const std::string text = std::string("h2o:heavy=1,recent=1,score=ema,decay=") + bad;
+    EXPECT_NE(ParseError(text).find("for 'decay': expected a number between 0 and 1, both excluded"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=ema,decay=1" + std::string(400, '0')),
+            "value '1" + std::string(400, '0') + "' for 'decay' is out of range");
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=mean,score=sum"),
+            "duplicate key 'score' in KV spec 'h2o:heavy=1,recent=1,score=mean,score=sum'");
+  // Other policies take no score.
+  EXPECT_EQ(ParseError("h2only:heavy=1,score=mean"),
+            "unknown key 'score' for policy 'h2only' (valid: heavy)");
 }
 
 std::vector<std::string> Split(std::string_view text) {

@@ -182,6 +182,43 @@ TEST(Policies, H2oBreaksTiesToLowestPosition) {
   EXPECT_EQ(H2oPolicy(3, 4).ChooseVictim(head.Meta()), 1);   // only pos 3 is a candidate
 }
 
+TEST(Policies, H2oMeanVictimIsBruteForceArgminOfScorePerQuery) {
+  std::mt19937_64 rng(12);
+  for (int iter = 0; iter < 5000; ++iter) {
+    const int32_t n = DrawSize(rng);
+    const int32_t recent = DrawRecent(rng, n);
+    const Head head = RandomHead(rng, n, iter % 2 == 0 ? recent : 0);
+    H2oPolicy policy(1, recent, H2oScore::Mean());
+    const std::vector<int32_t> candidates = BruteCandidates(head, recent);
+    // Queries at positions pos..newest_pos have seen the token.
+    const int32_t expected = BruteArgMin(head, candidates, [&](int32_t s) {
+      const int32_t queries = head.newest_pos + 1 - head.pos[s];
+      return head.score[s] / queries;
+    });
+    ASSERT_EQ(policy.ChooseVictim(head.Meta()), expected)
+        << "iter " << iter << " n " << n << " recent " << recent;
+  }
+}
+
+TEST(Policies, H2oScoreVariantsDisagreeWhereTheyShould) {
+  Head head;
+  head.pos = {0, 1, 2, 3};
+  head.score = {2.0, 1.5, 1.2, 0.1};
+  head.step.assign(4, 0.0f);
+  head.count = 4;
+  head.newest_pos = 3;
+  // sum: 1.2 at pos 2 is the least. mean: 2/4 = 1.5/3 = 0.5 < 1.2/2, a tie
+  // that goes to pos 0.
+  EXPECT_EQ(H2oPolicy(2, 1).ChooseVictim(head.Meta()), 2);
+  EXPECT_EQ(H2oPolicy(2, 1, H2oScore::Mean()).ChooseVictim(head.Meta()), 0);
+  // ema ranks the scores as they are (the cache keeps them decayed).
+  EXPECT_EQ(H2oPolicy(2, 1, H2oScore::Ema(0.5)).ChooseVictim(head.Meta()),
+            2);
+  EXPECT_EQ(H2oPolicy(2, 1).score_decay(), 1.0);
+  EXPECT_EQ(H2oPolicy(2, 1, H2oScore::Mean()).score_decay(), 1.0);
+  EXPECT_EQ(H2oPolicy(2, 1, H2oScore::Ema(0.75)).score_decay(), 0.75);
+}
+
 TEST(Policies, H2onlyVictimIsBruteForceArgmin) {
   std::mt19937_64 rng(2);
   for (int iter = 0; iter < 5000; ++iter) {

@@ -38,16 +38,25 @@ struct SimToken {
 
 // The section-3 rule on a plain token list: candidates are all tokens but
 // the `recent` highest positions; the victim has the smallest score, ties to
-// the lowest position.
-void SimEvict(std::vector<SimToken>& tokens, int32_t budget, int32_t recent) {
+// the lowest position. With score=mean the score is divided by the number of
+// queries since the token arrived (positions pos..newest, the newest
+// token's position, which is present on entry: it was just appended).
+void SimEvict(std::vector<SimToken>& tokens, int32_t budget, int32_t recent,
+              H2oScore::Kind kind = H2oScore::Kind::kSum) {
+  int32_t newest = 0;
+  for (const SimToken& t : tokens) newest = std::max(newest, t.pos);
+  const auto key = [&](const SimToken& t) {
+    if (kind != H2oScore::Kind::kMean) return t.score;
+    return t.score / (newest - t.pos + 1);
+  };
   while (static_cast<int32_t>(tokens.size()) > budget) {
     std::vector<SimToken> by_pos = tokens;
     std::sort(by_pos.begin(), by_pos.end(),
               [](const SimToken& a, const SimToken& b) { return a.pos < b.pos; });
     by_pos.resize(by_pos.size() - recent);  // drop the window
     const SimToken victim = *std::min_element(
-        by_pos.begin(), by_pos.end(), [](const SimToken& a, const SimToken& b) {
-          return a.score < b.score || (a.score == b.score && a.pos < b.pos);
+        by_pos.begin(), by_pos.end(), [&](const SimToken& a, const SimToken& b) {
+          return key(a) < key(b) || (key(a) == key(b) && a.pos < b.pos);
         });
     tokens.erase(std::find_if(tokens.begin(), tokens.end(),
                               [&](const SimToken& t) { return t.pos == victim.pos; }));
@@ -67,8 +76,11 @@ enum class Signal { kNone, kAccumulate, kStep };
 // Runs n_tokens through a cache with `policy`; checks count and window at
 // every step, and (when `recent_for_sim` >= 0) the exact kept set against
 // SimEvict, which then also drives the scores. `sinks` > 0 also checks that positions 0..sinks-1 stay.
+// `score`: h2o's variant the simulation follows (ema: every token appended
+// first multiplies the head's scores by the decay).
 void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t recent,
-         int32_t recent_for_sim, int32_t sinks, int32_t n_tokens, uint64_t seed) {
+              int32_t recent_for_sim, int32_t sinks, int32_t n_tokens, uint64_t seed,
+              H2oScore score = {}) {
   const int32_t budget = policy->budget();
   const std::string name = policy->name();
   KvCacheConfig config;
@@ -96,6 +108,9 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
           KvRows& kv = rows[{l, h, t}];
           for (float& x : kv) x = value();
           cache.Append(l, h, t, kv.data(), kv.data() + kHeadDim);
+          if (score.kind == H2oScore::Kind::kEma) {
+            for (SimToken& token : tokens) token.score *= score.decay;
+          }
           if (recent_for_sim >= 0) tokens.push_back({t, 0.0});
         }
         // "Attention": multiples of 1/4 keep every sum exact and ties common.
@@ -111,7 +126,7 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
             cache.step_attention(l, h)[slot] = static_cast<float>(x);
           }
         }
-        if (recent_for_sim >= 0) SimEvict(tokens, budget, recent_for_sim);
+        if (recent_for_sim >= 0) SimEvict(tokens, budget, recent_for_sim, score.kind);
       }
       cache.EvictOverBudget(l);
       for (int32_t h = 0; h < kHeads; ++h) {
@@ -156,6 +171,53 @@ TEST(PolicyCache, H2oKeepsWhatThePlainSimulationKeeps) {
   Simulate(std::make_unique<H2oPolicy>(1, 9), Signal::kAccumulate, 9, 9, 0, 300, 2);
   Simulate(std::make_unique<H2oPolicy>(8, 0), Signal::kAccumulate, 0, 0, 0, 300, 3);
   Simulate(std::make_unique<H2oPolicy>(0, 3), Signal::kAccumulate, 3, 3, 0, 300, 4);
+}
+
+TEST(PolicyCache, H2oMeanKeepsWhatThePlainSimulationKeeps) {
+  const H2oScore mean = H2oScore::Mean();
+  Simulate(std::make_unique<H2oPolicy>(6, 5, mean), Signal::kAccumulate, 5, 5, 0, 600, 21, mean);
+  Simulate(std::make_unique<H2oPolicy>(8, 0, mean), Signal::kAccumulate, 0, 0, 0, 300, 22, mean);
+  Simulate(std::make_unique<H2oPolicy>(1, 9, mean), Signal::kAccumulate, 9, 9, 0, 300, 23, mean);
+}
+
+TEST(PolicyCache, H2oEmaKeepsWhatThePlainSimulationKeeps) {
+  // 0.5 keeps the quarter-multiples exact for a while; 0.9 exercises the
+  // rounding, which the simulation repeats operation for operation.
+  for (const double decay : {0.5, 0.9}) {
+    const H2oScore ema = H2oScore::Ema(decay);
+    Simulate(std::make_unique<H2oPolicy>(6, 5, ema), Signal::kAccumulate, 5, 5, 0, 600, 24, ema);
+    Simulate(std::make_unique<H2oPolicy>(8, 0, ema), Signal::kAccumulate, 0, 0, 0, 300, 25, ema);
+  }
+}
+
+TEST(PolicyCache, EmaScoresAreTheDecayedSum) {
+  // One head, one token at a time: after token T the score of the token at
+  // p is sum over t in [p, T] of decay^(T - t) * a_t, a_t added after
+  // token t's append.
+  KvCacheConfig config;
+  config.n_layer = 1;
+  config.n_head_kv = 1;
+  config.head_dim = kHeadDim;
+  config.budget = 8;
+  config.capacity = 9;
+  const double decay = 0.5;
+  KvCache cache(config, std::make_unique<H2oPolicy>(4, 4, H2oScore::Ema(decay)));
+  const std::array<float, kHeadDim> row{};
+  std::vector<double> expected;
+  for (int32_t t = 0; t < 4; ++t) {
+    cache.Append(0, 0, t, row.data(), row.data());
+    for (double& e : expected) e *= decay;
+    expected.push_back(0.0);
+    for (int32_t p = 0; p <= t; ++p) {
+      cache.scores(0, 0)[SlotOf(cache, 0, 0, p)] += 1.0 + p;
+      expected[p] += 1.0 + p;
+    }
+  }
+  for (int32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(cache.scores(0, 0)[SlotOf(cache, 0, 0, p)], expected[p]) << p;
+  }
+  // Token 0 got 1 from each of the 4 queries: 1 + 0.5 + 0.25 + 0.125.
+  EXPECT_EQ(expected[0], 1.875);
 }
 
 TEST(PolicyCache, H2onlyKeepsWhatThePlainSimulationKeeps) {

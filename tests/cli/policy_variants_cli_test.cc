@@ -1,0 +1,156 @@
+// The policies of issue 17 item 2 through the real binary on the bundled
+// model, each against a double-precision forward (tests/model/
+// reference_forward.h) that evicts by the policy's rule written out here:
+// h2o's score=mean and score=ema. The engine runs with f32 K/V; a near tie
+// can still go the other way in float, so the kept sets are compared head
+// by head (most must match exactly) and the NLL within 1%, the tolerance the
+// independent reference uses for evicting policies.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/run_binary.h"
+#include "model/model.h"
+#include "model/reference_forward.h"
+#include "test_data.h"
+
+namespace h2o {
+namespace {
+
+using testing::ReferenceForward;
+using testing::RunH2o;
+
+const std::string kModel = testing::ModelPath();
+const std::string kStream = testing::DataPath("stories260K/streams/s002.txt");  // 512 ids
+
+// What the reference keeps per (layer, KV head), and its NLL.
+struct Simulated {
+  double nll = 0.0;
+  std::vector<std::vector<int32_t>> kept;  // [layer * n_head_kv + head], ascending
+};
+
+double TokenNll(const std::vector<double>& logits, int32_t next) {
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (double l : logits) sum += std::exp(l - max);
+  return max + std::log(sum) - logits[next];
+}
+
+// h2o one token at a time: the victim is the lowest key outside the `recent`
+// highest positions, ties to the lowest position. mean: the accumulated
+// attention over the queries since the token arrived; ema: before each
+// token the accumulated attention is multiplied by `decay`.
+enum class Score { kSum, kMean, kEma };
+
+Simulated SimulateH2o(const std::vector<int32_t>& ids, int32_t heavy, int32_t recent, Score score,
+                      double decay) {
+  auto model = Model::Load(kModel);
+  EXPECT_TRUE(model.ok());
+  ReferenceForward ref(**model);
+  const HParams& hp = (*model)->hparams();
+  Simulated sim;
+  for (size_t t = 0; t + 1 < ids.size(); ++t) {
+    if (score == Score::kEma) {
+      for (int32_t l = 0; l < hp.n_layer; ++l) {
+        for (int32_t g = 0; g < hp.n_head_kv; ++g) {
+          for (ReferenceForward::Entry& e : ref.kept(l, g)) e.acc *= decay;
+        }
+      }
+    }
+    const std::vector<double> logits = ref.Eval(std::span<const int32_t>(&ids[t], 1));
+    const auto newest = static_cast<int32_t>(t);
+    const auto key = [&](const ReferenceForward::Entry& e) {
+      return score == Score::kMean ? e.acc / (newest - e.pos + 1) : e.acc;
+    };
+    for (int32_t l = 0; l < hp.n_layer; ++l) {
+      for (int32_t g = 0; g < hp.n_head_kv; ++g) {
+        std::vector<ReferenceForward::Entry>& entries = ref.kept(l, g);  // ascending positions
+        while (static_cast<int32_t>(entries.size()) > heavy + recent) {
+          const auto end = entries.end() - std::min<size_t>(recent, entries.size());
+          entries.erase(std::min_element(entries.begin(), end, [&](const auto& a, const auto& b) {
+            return key(a) < key(b);  // the first (lowest position) of equals
+          }));
+        }
+      }
+    }
+    sim.nll += TokenNll(logits, ids[t + 1]);
+  }
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    for (int32_t g = 0; g < hp.n_head_kv; ++g) sim.kept.push_back(ref.Positions(l, g));
+  }
+  return sim;
+}
+
+struct EngineRun {
+  double nll = 0.0;
+  std::vector<std::vector<int32_t>> kept;
+};
+
+// `h2o perplexity` of the stream under `spec`, f32 K/V, with its final
+// kept positions from --kv-dump.
+EngineRun Perplexity(const std::string& spec, const std::string& extra = "") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("h2o_variants_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dump = (dir / "kv.json").string();
+  const auto r = RunH2o("perplexity -m " + kModel + " --kv " + spec + " " + extra +
+                        " --kv-type f32 --no-kl --json --kv-dump " + dump + " --token-file " +
+                        kStream);
+  const auto kv = nlohmann::json::parse(testing::ReadFileOrEmpty(dump), nullptr, false);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EngineRun run;
+  if (r.exit_code != 0 || kv.is_discarded()) return run;
+  run.nll = nlohmann::json::parse(r.out)["policies"][0]["nll_sum"].get<double>();
+  for (const auto& layer : kv["layers"]) {
+    for (const auto& head : layer["heads"]) {
+      std::vector<int32_t> pos = head["positions"].get<std::vector<int32_t>>();
+      std::sort(pos.begin(), pos.end());
+      run.kept.push_back(pos);
+    }
+  }
+  return run;
+}
+
+int32_t SameHeads(const std::vector<std::vector<int32_t>>& a,
+                  const std::vector<std::vector<int32_t>>& b) {
+  int32_t same = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += a[i] == b[i] ? 1 : 0;
+  return same;
+}
+
+TEST(PolicyVariantsCli, H2oScoreMeanAndEmaMatchTheSimulation) {
+  const std::vector<int32_t> ids = testing::ReadStream("s002.txt");
+  ASSERT_EQ(ids.size(), 512u);
+  const Simulated sum = SimulateH2o(ids, 16, 16, Score::kSum, 1.0);
+  const Simulated mean = SimulateH2o(ids, 16, 16, Score::kMean, 1.0);
+  const Simulated ema = SimulateH2o(ids, 16, 16, Score::kEma, 0.9);
+  // The three rules keep different heavy hitters (else this test could not
+  // tell them apart).
+  EXPECT_LE(SameHeads(mean.kept, sum.kept), 2);
+  EXPECT_LE(SameHeads(ema.kept, sum.kept), 2);
+  EXPECT_LE(SameHeads(ema.kept, mean.kept), 2);
+
+  const struct {
+    const char* spec;
+    const Simulated& sim;
+  } cases[] = {{"h2o:heavy=16,recent=16,score=mean", mean},
+               {"h2o:heavy=16,recent=16,score=ema,decay=0.9", ema},
+               {"h2o:heavy=16,recent=16", sum}};
+  for (const auto& c : cases) {
+    const EngineRun run = Perplexity(c.spec);
+    ASSERT_EQ(run.kept.size(), c.sim.kept.size()) << c.spec;
+    // 20 (layer, KV head) pairs.
+    EXPECT_GE(SameHeads(run.kept, c.sim.kept), 16) << c.spec;
+    EXPECT_NEAR(run.nll, c.sim.nll, 1e-2 * c.sim.nll) << c.spec;
+  }
+}
+
+}  // namespace
+}  // namespace h2o

@@ -41,6 +41,12 @@ class EvictionPolicy {
   // token (1: scores only accumulate). Below 1 the scores become an
   // exponential moving average over queries (h2o:score=ema).
   virtual double score_decay() const { return 1.0; }
+  // Which of a forward pass's queries feed the scores (with needs_scores()):
+  // 0, the default, for all of them, adding up from pass to pass (H2O's
+  // accumulated attention); w > 0 for the last min(w, n) queries of each
+  // pass of n tokens, into scores the pass first clears (SnapKV's
+  // observation window, kv/snapkv.h).
+  virtual int32_t observation_window() const { return 0; }
   // Takes over `other`'s mutable state (random's generator), so a cache
   // copied with KvCache::CopyFrom evicts exactly as the original would.
   // Requires other.name() == name(). Stateless policies have nothing to copy.

@@ -11,6 +11,7 @@
 
 #include "core/strings.h"
 #include "kv/policies.h"
+#include "kv/snapkv.h"
 
 namespace h2o {
 namespace {
@@ -50,6 +51,8 @@ constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0}};
 constexpr KeyInfo kTovaKeys[] = {{"k", true, 0}};
 constexpr KeyInfo kRandomKeys[] = {
     {"k", true, 0}, {"recent", false, 0}, {"seed", false, 0, ValueKind::kInteger}};
+constexpr KeyInfo kSnapKvKeys[] = {
+    {"budget", true, 0}, {"window", false, 32}, {"kernel", false, 7, ValueKind::kInteger}};
 
 const PolicyInfo kPolicies[] = {
     {"full", {}},
@@ -59,6 +62,7 @@ const PolicyInfo kPolicies[] = {
     {"h2only", kH2onlyKeys},
     {"tova", kTovaKeys},
     {"random", kRandomKeys},
+    {"snapkv", kSnapKvKeys},
 };
 
 const PolicyInfo* FindPolicy(std::string_view name) {
@@ -242,6 +246,15 @@ Status CheckValues(const PolicyInfo& policy, const KvSpec& spec) {
     }
     if (info->kind == ValueKind::kWord) H2O_RETURN_IF_ERROR(ParseWord(*info, amount.word).status());
   }
+  if (const auto kernel = spec.params.find("kernel"); kernel != spec.params.end()) {
+    const uint64_t k = kernel->second.digits;
+    if (k % 2 == 0 || k > static_cast<uint64_t>(kInt32Max)) {
+      return Status::Error(fmt::format(
+          "bad value '{}' for 'kernel': expected an odd number of positions up to {} (the "
+          "pooling is centred on each token; 1 is none)",
+          k, kInt32Max));
+    }
+  }
   if (const auto decay = spec.params.find("decay"); decay != spec.params.end()) {
     const double d = decay->second.value;
     if (!(d > 0 && d < 1) || decay->second.percent) {
@@ -380,7 +393,9 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
       if (name == "heavy") plan.heavy = tokens;
       if (name == "recent") plan.recent = tokens;
       if (name == "sinks") plan.sinks = tokens;
-      if (name == "k") plan.k = tokens;
+      if (name == "k" || name == "budget") plan.k = tokens;  // snapkv's budget is its k
+      if (name == "window") plan.window = tokens;
+      if (name == "kernel") plan.kernel = tokens;
     }
   }
   const int64_t budget = static_cast<int64_t>(plan.heavy) + plan.recent + plan.sinks + plan.k;
@@ -400,6 +415,13 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
                          (uses_percent ? " for a " + std::to_string(*prompt_len) +
                                              "-token prompt)"
                                        : ")"));
+  }
+  if (plan.policy == "snapkv" && (plan.window < 1 || plan.window >= budget)) {
+    // It keeps budget - window selected tokens plus the window.
+    return Status::Error(fmt::format(
+        "snapkv needs 1 <= window < budget ({} gives window={}, budget={}{})", spec.text,
+        plan.window, budget,
+        uses_percent ? fmt::format(" for a {}-token prompt", *prompt_len) : std::string()));
   }
   plan.budget = static_cast<int32_t>(budget);
   return plan;
@@ -439,6 +461,9 @@ std::string KvPlan::Describe() const {
   if (policy == "random") {
     return "random:" + kv("k", k) + "," + kv("recent", recent) + "," + kv("seed", seed);
   }
+  if (policy == "snapkv") {
+    return "snapkv:" + kv("budget", k) + "," + kv("window", window) + "," + kv("kernel", kernel);
+  }
   return policy;  // "full"
 }
 
@@ -458,6 +483,7 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
   if (plan.policy == "random") {
     return std::make_unique<RandomPolicy>(plan.k, plan.recent, plan.seed);
   }
+  if (plan.policy == "snapkv") return std::make_unique<SnapKvPolicy>(plan.k, plan.window, plan.kernel);
   H2O_CHECK(false && "MakePolicy: plan not from ResolveKvSpec");
   return nullptr;
 }

@@ -7,8 +7,8 @@
 // thread-safe.
 //
 // Keys per policy. A value is a token count: a non-negative integer or a
-// percentage of the prompt length like 10% or 12.5%; except seed (an
-// integer, never a percentage), score (a word: one of the listed names)
+// percentage of the prompt length like 10% or 12.5%; except seed and
+// kernel (integers, never percentages), score (a word: one of the listed names)
 // and decay (a decimal fraction like 0.9, never a percentage):
 //   full    (none)
 //   local   recent
@@ -20,6 +20,11 @@
 //   h2only  heavy
 //   tova    k
 //   random  k, recent (default 0), seed (default 0)
+//   snapkv  budget, window (default 32; 1 <= window < budget after
+//           resolving), kernel (an odd integer, default 7; 1 is no
+//           pooling): snapkv:budget=10%,window=32. What it keeps, and what
+//           its observation window is when the prompt comes in chunks:
+//           kv/snapkv.h.
 // A word value is lowercase letters; a key's value is never a list, so the
 // comma stays the separator of key=value pairs.
 #pragma once
@@ -40,7 +45,7 @@ namespace h2o {
 // Parsed --kv text; budgets not yet resolved.
 struct KvSpec {
   std::string text;    // as given, e.g. "h2o:heavy=10%,recent=10%"
-  std::string policy;  // "full", "local", "sink", "h2o", "h2only", "tova", "random"
+  std::string policy;  // "full", "local", "sink", "h2o", "h2only", "tova", "random", "snapkv"
   struct Amount {
     double value = 0;      // the number as written (10 for "10%")
     bool percent = false;  // value is a percentage of the prompt length
@@ -63,7 +68,9 @@ Result<KvSpec> ParseKvSpec(std::string_view text);
 // Resolved spec: absolute token counts.
 struct KvPlan {
   std::string policy = "full";
-  int32_t heavy = 0, recent = 0, sinks = 0, k = 0;
+  int32_t heavy = 0, recent = 0, sinks = 0;
+  int32_t k = 0;  // tova's and random's k; snapkv's budget
+  int32_t window = 0, kernel = 0;  // snapkv's observation window and pooling kernel
   uint64_t seed = 0;
   std::string score = "sum";  // h2o: sum, mean or ema
   double decay = 0.9;         // h2o with score=ema
@@ -80,7 +87,7 @@ struct KvPlan {
 // commas themselves, so a plain split will not do: a segment continues the
 // previous spec when it is a bare key=value (an '=' with no ':' before it)
 // and its text before any ':' is not a policy name (full, local, sink, h2o,
-// h2only, tova, random); every other segment begins a new spec (an unknown
+// h2only, tova, random, snapkv); every other segment begins a new spec (an unknown
 // policy like "bogus:k=1" then fails in ParseKvSpec, which names the valid
 // ones). Whitespace around segments is dropped. Errors:
 // empty text, an empty segment, or a key=value before any policy. Specs are

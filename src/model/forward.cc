@@ -239,6 +239,13 @@ void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, i
   outputs.score_accum = cache.scores(l, g);
   const int32_t n = static_cast<int32_t>(item.tokens.size());
   const size_t first_head = static_cast<size_t>(g) * n_group * hd;
+  // SnapKV's observation window (EvictionPolicy::observation_window()):
+  // only the pass's last w queries score, into cleared scores.
+  int32_t first_scored = 0;
+  if (const int32_t w = cache.policy().observation_window(); w > 0 && outputs.score_accum) {
+    std::fill(outputs.score_accum, outputs.score_accum + view.n_slots, 0.0);
+    first_scored = std::max(0, n - w);
+  }
   // A chunk of consecutive positions attends tiled over query blocks (each
   // K/V row loaded once per block, results equal to the per-query calls);
   // an observer needs each query's probabilities, which only the per-query
@@ -248,17 +255,27 @@ void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, i
     chunk.out = &attn_out_[static_cast<size_t>(row0) * q_dim + first_head];
     chunk.out_stride = static_cast<int64_t>(q_dim);
     chunk.scratch = &chunk_scratch_[static_cast<size_t>(part) * chunk_scratch_floats_];
+    // The queries before the observation window, unscored (a chunk split
+    // in two gives the results of one call).
+    if (first_scored > 0) {
+      kernels::AttendGroupChunk(&q_[static_cast<size_t>(row0) * q_dim + first_head],
+                                static_cast<int64_t>(q_dim), first_scored, n_group, view,
+                                row_pos_[row0], hp.window(l), hp.attn_scale, chunk);
+      chunk.out += static_cast<size_t>(first_scored) * q_dim;
+    }
+    const size_t r0 = static_cast<size_t>(row0 + first_scored);
     chunk.score_accum = outputs.score_accum;
     chunk.step_attention = step;
-    kernels::AttendGroupChunk(&q_[static_cast<size_t>(row0) * q_dim + first_head],
-                              static_cast<int64_t>(q_dim), n, n_group, view, row_pos_[row0],
-                              hp.window(l),
+    kernels::AttendGroupChunk(&q_[r0 * q_dim + first_head], static_cast<int64_t>(q_dim),
+                              n - first_scored, n_group, view, row_pos_[r0], hp.window(l),
                               hp.attn_scale, chunk);
     return;
   }
+  double* scores = outputs.score_accum;
   for (int32_t t = 0; t < n; ++t) {
     const size_t r = static_cast<size_t>(row0 + t);
     outputs.out = &attn_out_[r * q_dim + first_head];
+    outputs.score_accum = t >= first_scored ? scores : nullptr;
     outputs.step_attention = t == n - 1 ? step : nullptr;
     kernels::AttendGroup(&q_[r * q_dim + first_head], n_group, view, row_pos_[r], hp.window(l),
                          hp.attn_scale, outputs);

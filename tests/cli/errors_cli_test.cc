@@ -127,7 +127,7 @@ TEST(CliUsageErrors, BadKvSpecsAndPortsExitTwoBeforeLoading) {
   testing::ExpectUsageError(
       testing::RunH2o("generate " + m + "-p hi --kv bogus"),
       "h2o: error: --kv: unknown KV policy 'bogus' (expected one of: full, local, sink, h2o, "
-      "h2only, tova, random) (see 'h2o generate --help')");
+      "h2only, tova, random, snapkv) (see 'h2o generate --help')");
   testing::ExpectUsageError(testing::RunH2o("perplexity " + m + "--token-file x --kv full,bogus:k=1"),
                             "--kv: unknown KV policy 'bogus'");
   testing::ExpectUsageError(

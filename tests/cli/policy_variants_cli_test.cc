@@ -1,7 +1,7 @@
 // The policies of issue 17 item 2 through the real binary on the bundled
 // model, each against a double-precision forward (tests/model/
 // reference_forward.h) that evicts by the policy's rule written out here:
-// h2o's score=mean and score=ema. The engine runs with f32 K/V; a near tie
+// h2o's score=mean and score=ema, and snapkv. The engine runs with f32 K/V; a near tie
 // can still go the other way in float, so the kept sets are compared head
 // by head (most must match exactly) and the NLL within 1%, the tolerance the
 // independent reference uses for evicting policies.
@@ -150,6 +150,133 @@ TEST(PolicyVariantsCli, H2oScoreMeanAndEmaMatchTheSimulation) {
     EXPECT_GE(SameHeads(run.kept, c.sim.kept), 16) << c.spec;
     EXPECT_NEAR(run.nll, c.sim.nll, 1e-2 * c.sim.nll) << c.spec;
   }
+}
+
+// SnapKV's selection by the reference: the prompt's first `overflow_at`
+// tokens in one pass (the pass that first overflows the budget), the
+// attention of its last `window` queries summed per KV head over the
+// group, max-pooled over `kernel` positions among the candidates (the
+// positions before the window); the best budget - window candidates per
+// (layer, KV head), ascending. Ties to the higher position.
+std::vector<std::vector<int32_t>> SimulateSnapKvSelection(const std::vector<int32_t>& prompt,
+                                                          int32_t overflow_at, int32_t budget,
+                                                          int32_t window, int32_t kernel) {
+  auto model = Model::Load(kModel);
+  EXPECT_TRUE(model.ok());
+  const HParams& hp = (*model)->hparams();
+  ReferenceForward ref(**model);
+  const int32_t candidates = overflow_at - window;
+  std::vector<std::vector<double>> observed(hp.n_layer * hp.n_head_kv,
+                                            std::vector<double>(candidates, 0.0));
+  ref.on_attention = [&](int32_t l, int32_t head, int32_t query_pos, const std::vector<double>& p) {
+    if (query_pos < overflow_at - window) return;
+    std::vector<double>& acc = observed[l * hp.n_head_kv + head / hp.n_group()];
+    for (int32_t s = 0; s < candidates; ++s) acc[s] += p[s];  // a full cache: index = position
+  };
+  ref.Eval(std::span<const int32_t>(prompt.data(), overflow_at));
+  std::vector<std::vector<int32_t>> selected;
+  for (const std::vector<double>& acc : observed) {
+    std::vector<std::pair<double, int32_t>> ranked;
+    for (int32_t p = 0; p < candidates; ++p) {
+      double pooled = acc[p];
+      for (int32_t q = std::max(0, p - kernel / 2); q <= std::min(candidates - 1, p + kernel / 2); ++q) {
+        pooled = std::max(pooled, acc[q]);
+      }
+      ranked.push_back({pooled, p});
+    }
+    std::sort(ranked.rbegin(), ranked.rend());
+    std::vector<int32_t> best;
+    for (int32_t i = 0; i < budget - window; ++i) best.push_back(ranked[i].second);
+    std::sort(best.begin(), best.end());
+    selected.push_back(best);
+  }
+  return selected;
+}
+
+// `h2o generate` of `prompt` then 8 greedy tokens under `spec` (f32 K/V);
+// the kept positions per (layer, KV head) from --kv-dump, ascending.
+std::vector<std::vector<int32_t>> GenerateKept(const std::vector<int32_t>& prompt,
+                                               const std::string& spec,
+                                               const std::string& extra = "") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("h2o_snapkv_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dump = (dir / "kv.json").string();
+  std::string tokens;
+  for (int32_t id : prompt) tokens.append(tokens.empty() ? "" : " ").append(std::to_string(id));
+  const auto r = RunH2o("generate -m " + kModel + " --tokens '" + tokens + "' -n 8 --temp 0 --kv " +
+                        spec + " " + extra + " --kv-type f32 --kv-dump " + dump);
+  const auto kv = nlohmann::json::parse(testing::ReadFileOrEmpty(dump), nullptr, false);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::vector<int32_t>> kept;
+  if (r.exit_code != 0 || kv.is_discarded()) return kept;
+  for (const auto& layer : kv["layers"]) {
+    for (const auto& head : layer["heads"]) {
+      std::vector<int32_t> pos = head["positions"].get<std::vector<int32_t>>();
+      std::sort(pos.begin(), pos.end());
+      kept.push_back(pos);
+    }
+  }
+  return kept;
+}
+
+TEST(PolicyVariantsCli, SnapKvKeepsWhatTheLastPromptQueriesAttendTo) {
+  const std::vector<int32_t> prompt = testing::ReadStreamPrefix("s002.txt", 200);
+  constexpr int32_t kBudget = 64, kWindow = 16;
+  // The whole prompt in one pass (generate's default): the observation
+  // window is the last 16 prompt queries.
+  const auto selected = SimulateSnapKvSelection(prompt, 200, kBudget, kWindow, 7);
+  const auto kept = GenerateKept(prompt, "snapkv:budget=64,window=16,kernel=7");
+  ASSERT_EQ(kept.size(), selected.size());
+  int32_t same = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_EQ(kept[i].size(), static_cast<size_t>(kBudget));
+    // Decoding slid the window: the newest 16 positions, after the prompt's
+    // selection (every selected position is below the prompt's window).
+    const std::vector<int32_t> head(kept[i].begin(), kept[i].end() - kWindow);
+    for (int32_t j = 0; j < kWindow; ++j) {
+      EXPECT_EQ(kept[i][kBudget - kWindow + j], kept[i].back() - kWindow + 1 + j);
+    }
+    EXPECT_GE(kept[i].back(), 200);
+    same += head == selected[i] ? 1 : 0;
+  }
+  EXPECT_GE(same, 16) << "of 20 (layer, KV head) pairs";
+
+  // What a wrong implementation would keep differs: no pooling, or the
+  // first 16 queries' window instead of the last.
+  const auto unpooled = SimulateSnapKvSelection(prompt, 200, kBudget, kWindow, 1);
+  int32_t same_unpooled = 0;
+  for (size_t i = 0; i < selected.size(); ++i) same_unpooled += unpooled[i] == selected[i] ? 1 : 0;
+  EXPECT_LE(same_unpooled, 2);
+  const auto kept_unpooled = GenerateKept(prompt, "snapkv:budget=64,window=16,kernel=1");
+  int32_t same1 = 0;
+  for (size_t i = 0; i < kept_unpooled.size(); ++i) {
+    same1 += std::vector<int32_t>(kept_unpooled[i].begin(), kept_unpooled[i].end() - kWindow) ==
+                     unpooled[i]
+                 ? 1
+                 : 0;
+  }
+  EXPECT_GE(same1, 16);
+}
+
+TEST(PolicyVariantsCli, SnapKvInChunksSelectsAtTheFirstChunkOverBudget) {
+  // Chunks of 100: the first already overflows 64, so its last 16 queries
+  // (positions 84..99) observe and the selection is among positions 0..83;
+  // the second chunk only slides the window.
+  const std::vector<int32_t> prompt = testing::ReadStreamPrefix("s002.txt", 200);
+  const auto selected = SimulateSnapKvSelection(prompt, 100, 64, 16, 7);
+  const auto kept = GenerateKept(prompt, "snapkv:budget=64,window=16", "--chunk 100");
+  ASSERT_EQ(kept.size(), selected.size());
+  int32_t same = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_EQ(kept[i].size(), 64u);
+    same += std::vector<int32_t>(kept[i].begin(), kept[i].begin() + 48) == selected[i] ? 1 : 0;
+    EXPECT_LT(kept[i][47], 84);
+    EXPECT_EQ(kept[i][48], kept[i].back() - 15);  // the last 16 positions
+    EXPECT_GE(kept[i].back(), 200);
+  }
+  EXPECT_GE(same, 16) << "of 20 (layer, KV head) pairs";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kv/policies.h"
+#include "kv/snapkv.h"
 
 namespace h2o {
 namespace {
@@ -157,7 +158,7 @@ TEST(KvSpec, ParseErrors) {
             "empty KV spec (expected POLICY[:key=value,...], e.g. h2o:heavy=10%,recent=10%)");
   EXPECT_EQ(ParseError("h3o:heavy=1,recent=1"),
             "unknown KV policy 'h3o' (expected one of: full, local, sink, h2o, h2only, tova, "
-            "random)");
+            "random, snapkv)");
   EXPECT_EQ(ParseError("H2O:heavy=1,recent=1").substr(0, 22), "unknown KV policy 'H2O");
   EXPECT_EQ(ParseError(":recent=1").substr(0, 21), "unknown KV policy '' ");
   EXPECT_EQ(ParseError("local:heavy=3"), "unknown key 'heavy' for policy 'local' (valid: recent)");
@@ -358,6 +359,62 @@ TEST(KvSpec, H2oScoreErrors) {
   // Other policies take no score.
   EXPECT_EQ(ParseError("h2only:heavy=1,score=mean"),
             "unknown key 'score' for policy 'h2only' (valid: heavy)");
+}
+
+TEST(KvSpec, SnapKv) {
+  KvPlan p = MustResolve("snapkv:budget=64", std::nullopt);  // window 32, kernel 7
+  EXPECT_EQ(p.policy, "snapkv");
+  EXPECT_EQ(p.budget, 64);
+  EXPECT_EQ(p.window, 32);
+  EXPECT_EQ(p.kernel, 7);
+  EXPECT_EQ(p.Describe(), "snapkv:budget=64,window=32,kernel=7");
+  p = MustResolve("snapkv:window=16,budget=20%,kernel=1", 1000);
+  EXPECT_EQ(p.budget, 200);
+  EXPECT_EQ(p.window, 16);
+  EXPECT_EQ(p.kernel, 1);
+  EXPECT_EQ(p.Describe(), "snapkv:budget=200,window=16,kernel=1");
+  p = MustResolve("snapkv:budget=20%,window=2%", 1000);
+  EXPECT_EQ(p.window, 20);
+  EXPECT_EQ(MustResolve(p.Describe(), std::nullopt).Describe(), p.Describe());
+
+  const std::unique_ptr<EvictionPolicy> policy = MakePolicy(p, 4096);
+  const auto* snap = dynamic_cast<const SnapKvPolicy*>(policy.get());
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ(snap->budget(), 200);
+  EXPECT_EQ(snap->window(), 20);
+  EXPECT_EQ(snap->kernel(), 7);
+  EXPECT_EQ(snap->observation_window(), 20);
+  // Other policies observe every query.
+  EXPECT_EQ(MakePolicy(MustResolve("h2o:heavy=2,recent=2", std::nullopt), 64)->observation_window(),
+            0);
+
+  EXPECT_EQ(ParseError("snapkv:window=8"), "missing key 'budget' for policy 'snapkv'");
+  EXPECT_EQ(ParseError("snapkv:budget=64,heavy=3"),
+            "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel)");
+  EXPECT_EQ(ParseError("snapkv:budget=64,kernel=4"),
+            "bad value '4' for 'kernel': expected an odd number of positions up to 2147483647 "
+            "(the pooling is centred on each token; 1 is none)");
+  EXPECT_NE(ParseError("snapkv:budget=64,kernel=0").find("expected an odd number"),
+            std::string::npos);
+  EXPECT_NE(ParseError("snapkv:budget=64,kernel=2147483649").find("expected an odd number"),
+            std::string::npos);
+  EXPECT_EQ(ParseError("snapkv:budget=64,kernel=7%"),
+            "bad value '7%' for 'kernel': expected a non-negative integer");
+  EXPECT_EQ(ParseError("snapkv:budget=64,window=-1"),
+            "bad value '-1' for 'window': expected a non-negative integer or a percentage like 10%");
+  EXPECT_EQ(ResolveError("snapkv:budget=32", std::nullopt),
+            "snapkv needs 1 <= window < budget (snapkv:budget=32 gives window=32, budget=32)");
+  EXPECT_EQ(ResolveError("snapkv:budget=64,window=0", std::nullopt),
+            "snapkv needs 1 <= window < budget (snapkv:budget=64,window=0 gives window=0, "
+            "budget=64)");
+  EXPECT_EQ(ResolveError("snapkv:budget=10%,window=1%", 50),
+            "snapkv needs 1 <= window < budget (snapkv:budget=10%,window=1% gives window=0, "
+            "budget=5 for a 50-token prompt)");
+  EXPECT_EQ(ResolveError("snapkv:budget=0,window=0", std::nullopt),
+            "KV budget must be at least 1 token (snapkv:budget=0,window=0 gives 0)");
+  // Specs of a list split around it.
+  EXPECT_EQ(SplitKvSpecList("snapkv:budget=64,window=8,full").value(),
+            (std::vector<std::string>{"snapkv:budget=64,window=8", "full"}));
 }
 
 std::vector<std::string> Split(std::string_view text) {

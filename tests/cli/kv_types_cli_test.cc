@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -109,6 +110,32 @@ TEST_F(KvTypesCli, PosShiftRerotatesQuantizedKeys) {
   EXPECT_GT(f16, 0.0);  // eviction happened: 32 of 160 tokens kept
   EXPECT_NE(q8, f16);
   EXPECT_LE(std::fabs(q8 - f16), 1e-3);
+}
+
+// A type sweep's report: rows labelled with their type, memory as a metric
+// and each metric plotted against it, one curve per policy and type.
+TEST_F(KvTypesCli, PerplexityReportPlotsQualityAgainstKvMemory) {
+  const std::string prefix = Path("sweep");
+  const auto r = RunH2o("perplexity -m " + Make("llama") +
+                        " --kv full,h2o:heavy=16,recent=16 --kv-type f16,q4_0 -b 16 -t 2 --out " +
+                        prefix + " --token-file " + Path("ids.txt"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| h2o:heavy=16,recent=16 (q4_0) |"), std::string::npos) << r.out;
+  std::ifstream csv(prefix + ".csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "policy,budget,kv,ppl,kl,top1,kv_mib");
+  for (const char* plot : {".ppl-vs-kv_mib.svg", ".kl-vs-kv_mib.svg", ".top1-vs-kv_mib.svg"}) {
+    std::ifstream svg(prefix + plot);
+    ASSERT_TRUE(svg.good()) << plot;
+    const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("h2o q4_0"), std::string::npos) << plot;
+    EXPECT_NE(text.find("full f16"), std::string::npos) << plot;
+  }
+  // In the JSON, q4_0's h2o row holds fewer KV bytes than f16's.
+  const auto json = nlohmann::json::parse(std::ifstream(prefix + ".json"));
+  EXPECT_LT(json["rows"][3]["values"]["kv_mib"].get<double>(),
+            json["rows"][1]["values"]["kv_mib"].get<double>());
 }
 
 TEST_F(KvTypesCli, KAndVTypesDifferAndTheMemoryLineSaysSo) {

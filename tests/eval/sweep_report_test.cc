@@ -224,6 +224,50 @@ std::string Slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+// KV types swept: each metric against the KV memory, one series per
+// policy label, its points in memory order, full a point like the others.
+SweepReport TypesReport() {
+  SweepReport r;
+  r.title = "types";
+  r.metrics = {{"ppl", "perplexity", 2}, {"kv_mib", "KV MiB", 3}};
+  r.x_metric = 1;
+  r.rows = {{"full f16", "", "full (f16)", {10.0, 8.0}},
+            {"h2o f16", "", "h2o:heavy=5,recent=5 (f16)", {11.0, 2.0}},
+            {"full q8_0", "", "full (q8_0)", {10.1, 4.25}},
+            {"h2o q8_0", "", "h2o:heavy=5,recent=5 (q8_0)", {11.2, 1.0625}},
+            {"h2o q8_0", "", "h2o:heavy=9,recent=9 (q8_0)", {10.6, 2.125}}};
+  return r;
+}
+
+TEST(SweepReport, PlotAgainstAMetricHasASeriesPerLabelInItsOrder) {
+  const LinePlot plot = SweepPlotAgainst(TypesReport(), 0, 1);
+  EXPECT_EQ(plot.x_label, "KV MiB");
+  EXPECT_EQ(plot.y_label, "perplexity");
+  ASSERT_EQ(plot.series.size(), 4u);
+  EXPECT_EQ(plot.series[3].name, "h2o q8_0");
+  EXPECT_EQ(plot.series[3].x, (std::vector<double>{1.0625, 2.125}));
+  EXPECT_EQ(plot.series[3].y, (std::vector<double>{11.2, 10.6}));
+  EXPECT_EQ(plot.series[0].x, (std::vector<double>{8.0}));
+}
+
+TEST(SweepReport, AnXMetricAddsAPlotOfEachOtherMetricAgainstIt) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("h2o_sweep_x_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> wrote;
+  ASSERT_TRUE(WriteSweepFiles(TypesReport(), (dir / "t").string(),
+                              [&wrote](const std::string& path) { wrote.push_back(path); })
+                  .ok());
+  const std::string t = (dir / "t").string();
+  // No budgets: no plot against the budget; one of ppl against kv_mib.
+  EXPECT_EQ(wrote, (std::vector<std::string>{t + ".md", t + ".csv", t + ".json",
+                                             t + ".ppl-vs-kv_mib.svg"}));
+  const std::string svg = Slurp(dir / "t.ppl-vs-kv_mib.svg");
+  EXPECT_EQ(testing::XmlProblem(svg), "");
+  EXPECT_EQ(testing::Count(svg, "class=\"series\""), 4u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SweepReport, WritesEveryFileUnderThePrefix) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("h2o_sweep_" + std::to_string(::getpid()));

@@ -20,7 +20,8 @@ Result<std::vector<ChoiceAccuracy>> ScoreAllRuns(const EvalFlags& f, const Model
                                                  std::span<const JsonlLine> lines,
                                                  std::span<const ChoiceItem> items,
                                                  std::span<const ChoiceTokens> tokens,
-                                                 std::span<const EvalRun> runs) {
+                                                 std::span<const EvalRun> runs,
+                                                 std::vector<size_t>& kv_bytes) {
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, MakeEvalEngine(f, model, runs.size()));
   std::vector<RunSequence> run_sequences;
   for (const EvalRun& run : runs) {
@@ -43,6 +44,7 @@ Result<std::vector<ChoiceAccuracy>> ScoreAllRuns(const EvalFlags& f, const Model
     progress.Advance();
   }
   progress.Finish();
+  for (const RunSequence& s : run_sequences) kv_bytes.push_back(s.kv_bytes());
   return accuracy;
 }
 
@@ -83,7 +85,8 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
                 items.size(), f.shots, f.model.chunk, CutNote(truncated, "context", n_ctx).c_str());
     std::fflush(stdout);  // before the progress bar and the long wait
   }
-  auto accuracy = ScoreAllRuns(f, model, lines, items, tokens, runs);
+  std::vector<size_t> kv_bytes;
+  auto accuracy = ScoreAllRuns(f, model, lines, items, tokens, runs, kv_bytes);
   if (!accuracy.ok()) return Fail(accuracy.status());
   for (size_t r = 0; r < runs.size(); ++r) {
     const ChoiceAccuracy& a = (*accuracy)[r];
@@ -93,6 +96,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
                                    {a.acc(), a.acc_norm(), ProportionStdErr(a.acc(), a.n),
                                     ProportionStdErr(a.acc_norm(), a.n)}});
   }
+  AddKvMemoryMetric(runs, kv_bytes, report);
   // Without --budget, a row per policy (with it, FinishReport's tables).
   if (!f.json && f.budgets.empty()) {
     std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");

@@ -59,8 +59,22 @@ Result<Sequence*> RunSequence::For(Engine& engine, int64_t prompt_len) {
     H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, prompt_len));
     H2O_ASSIGN_OR_RETURN(sequence_, engine.NewSequence(options));
     prompt_len_ = prompt_len;
+    kv_bytes_ = std::max(kv_bytes_, sequence_->cache().AllocatedBytes());
   }
   return sequence_.get();
+}
+
+void AddKvMemoryMetric(std::span<const EvalRun> runs, std::span<const size_t> kv_bytes,
+                       SweepReport& report) {
+  const bool swept = std::any_of(runs.begin(), runs.end(), [&](const EvalRun& run) {
+    return !(run.types == runs.front().types);
+  });
+  if (!swept) return;
+  report.x_metric = report.metrics.size();
+  report.metrics.push_back({"kv_mib", "KV cache memory allocated (MiB)", 3});
+  for (size_t r = 0; r < report.rows.size(); ++r) {
+    report.rows[r].values.push_back(static_cast<double>(kv_bytes[r]) / (1 << 20));
+  }
 }
 
 int32_t EvalChunk(const EvalFlags& f, const Model& model) {

@@ -66,13 +66,23 @@ class RunSequence {
   // The sequence for an item whose prompt has prompt_len tokens; valid
   // until the next call. Errors: bad --kv or --kv-type, one line.
   Result<Sequence*> For(Engine& engine, int64_t prompt_len);
+  // The most KV memory any of its sequences allocated (KvCache::AllocatedBytes).
+  size_t kv_bytes() const { return kv_bytes_; }
 
  private:
   ModelFlags flags_;
   bool per_item_;
   int64_t prompt_len_ = -1;  // what a per-item sequence was made for
   std::unique_ptr<Sequence> sequence_;
+  size_t kv_bytes_ = 0;
 };
+
+// When the runs span more than one --kv-type: the KV memory of each run
+// (kv_bytes, in run order, as RunSequence::kv_bytes) as a metric "kv_mib"
+// appended to report's rows, and the report's x_metric, so that its plots
+// show each metric against KV memory too. Rows must be in run order.
+void AddKvMemoryMetric(std::span<const EvalRun> runs, std::span<const size_t> kv_bytes,
+                       SweepReport& report);
 
 // Tokens per forward pass of each sequence: --chunk, at most the context
 // (0: the whole context).

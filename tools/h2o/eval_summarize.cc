@@ -57,7 +57,8 @@ nlohmann::ordered_json SummaryResultLine(const JsonlLine& line, const std::strin
 Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                    std::span<const JsonlLine> lines, std::span<const SummaryItem> items,
                    std::span<const SummaryPrompt> prompts, std::span<const EvalRun> runs,
-                   std::vector<SummaryRun>& full, std::vector<std::vector<SummaryRun>>& generated) {
+                   std::vector<SummaryRun>& full, std::vector<std::vector<SummaryRun>>& generated,
+                   std::vector<size_t>& kv_bytes) {
   std::vector<RunSequence> run_sequences;
   // The reference: the full cache at the first --kv-type.
   const KvTypes& reference_types = runs.front().types;
@@ -93,6 +94,7 @@ Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& toke
     progress.Advance();
   }
   progress.Finish();
+  for (size_t r = 0; r < runs.size(); ++r) kv_bytes.push_back(run_sequences[job_of_run[r]].kv_bytes());
   return Status::Ok();
 }
 
@@ -117,7 +119,9 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
   }
   std::vector<SummaryRun> full;
   std::vector<std::vector<SummaryRun>> generated(runs.size());
-  if (Status s = GenerateAll(f, model, tokenizer, lines, items, prompts, runs, full, generated);
+  std::vector<size_t> kv_bytes;
+  if (Status s =
+          GenerateAll(f, model, tokenizer, lines, items, prompts, runs, full, generated, kv_bytes);
       !s.ok()) {
     return Fail(s);
   }
@@ -160,6 +164,7 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
                            {ref.rouge1, ref.rouge2, ref.rougeL, vsf.rouge1, vsf.rouge2, vsf.rougeL,
                             SelfBleu(texts), static_cast<double>(n_tokens) / items.size()}});
   }
+  AddKvMemoryMetric(runs, kv_bytes, report);
   if (!f.out_path.empty()) {
     if (Status s = WriteFileAtomically(f.out_path, out_lines); !s.ok()) return Fail(s);
     Note("wrote {}", f.out_path);

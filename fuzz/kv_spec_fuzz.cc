@@ -28,7 +28,7 @@ bool SamePlan(const h2o::KvPlan& a, const h2o::KvPlan& b) {
   return a.policy == b.policy && a.heavy == b.heavy && a.recent == b.recent &&
          a.sinks == b.sinks && a.k == b.k && a.seed == b.seed && a.budget == b.budget &&
          a.score == b.score && a.decay == b.decay && a.window == b.window &&
-         a.kernel == b.kernel;
+         a.kernel == b.kernel && a.pyramid == b.pyramid;
 }
 
 void ResolveAndRecheck(const h2o::KvSpec& spec, std::optional<int64_t> prompt_len) {

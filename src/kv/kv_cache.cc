@@ -19,6 +19,11 @@ size_t CheckedTokenBytes(const KvCacheConfig& config) {
   H2O_CHECK(config.layer_window.empty() ||
             config.layer_window.size() == static_cast<size_t>(config.n_layer));
   for (int32_t w : config.layer_window) H2O_CHECK(w >= 0);
+  H2O_CHECK(config.layer_budgets.empty() ||
+            config.layer_budgets.size() == static_cast<size_t>(config.n_layer));
+  for (int32_t l = 0; l < static_cast<int32_t>(config.layer_budgets.size()); ++l) {
+    H2O_CHECK(config.windowed(l) || config.layer_budgets[l] >= 1);
+  }
   H2O_CHECK(config.window_chunk >= 0);
   return config.types.TokenBytes(config.head_dim);
 }
@@ -86,7 +91,7 @@ size_t KvCache::SlotIndex(int32_t layer, int32_t head, int32_t slot) const {
 }
 
 size_t KvCache::ScoredIndex(int32_t layer, int32_t head, int32_t slot) const {
-  return layout_[layer].scored + static_cast<size_t>(head) * config_.capacity + slot;
+  return layout_[layer].scored + static_cast<size_t>(head) * config_.layer_capacity(layer) + slot;
 }
 
 uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes,

@@ -57,14 +57,20 @@ struct KvCacheConfig {
   // may give min(W, n_ctx): it keeps the same tokens.
   std::vector<int32_t> layer_window;
   int32_t window_chunk = 0;  // slots of a sliding-window layer beyond W, for a chunk
+  // Per layer (empty: every global layer keeps `budget`): a global layer's
+  // own budget, >= 1, with the same capacity - budget slots beyond it for a
+  // chunk (PyramidKV, kv/pyramid.h); ignored for sliding-window layers.
+  std::vector<int32_t> layer_budgets;
 
   bool windowed(int32_t layer) const { return !layer_window.empty() && layer_window[layer] > 0; }
   bool any_windowed() const;
   int32_t layer_budget(int32_t layer) const {
-    return windowed(layer) ? layer_window[layer] : budget;
+    if (windowed(layer)) return layer_window[layer];
+    return layer_budgets.empty() ? budget : layer_budgets[layer];
   }
   int32_t layer_capacity(int32_t layer) const {
-    return windowed(layer) ? layer_window[layer] + window_chunk : capacity;
+    if (windowed(layer)) return layer_window[layer] + window_chunk;
+    return layer_budgets.empty() ? capacity : layer_budgets[layer] + (capacity - budget);
   }
   // Spill rows per KV head: the most a layer's capacity exceeds its budget.
   int32_t spill_slots() const;

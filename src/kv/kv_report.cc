@@ -48,9 +48,18 @@ std::string PerLayerKind(const KvCacheConfig& c, int64_t global_tokens,
 }  // namespace
 
 std::string DescribeKvSlots(const KvCacheConfig& c) {
-  const std::string where = c.any_windowed()
-                                ? PerLayerKind(c, c.budget, [](int32_t w) { return int64_t{w}; })
-                                : fmt::format("{} tokens per layer and KV head", c.budget);
+  std::string where = c.any_windowed()
+                          ? PerLayerKind(c, c.budget, [](int32_t w) { return int64_t{w}; })
+                          : fmt::format("{} tokens per layer and KV head", c.budget);
+  if (!c.layer_budgets.empty()) {
+    // A pyramid (kv/pyramid.h): the global layers' budgets, lowest layer first.
+    std::string budgets;
+    for (int32_t l = 0; l < c.n_layer; ++l) {
+      if (c.windowed(l)) continue;
+      budgets.append(budgets.empty() ? "" : "/").append(std::to_string(c.layer_budgets[l]));
+    }
+    where += fmt::format(" on average; per global layer, lowest first: {}", budgets);
+  }
   const int32_t spill = c.spill_slots();
   if (spill == 0) return where;
   return fmt::format("{}, {} more shared by the layers for a chunk", where, spill);

@@ -46,13 +46,17 @@ constexpr KeyInfo kSinkKeys[] = {{"sinks", false, 4}, {"recent", true, 0}};
 constexpr KeyInfo kH2oKeys[] = {{"heavy", true, 0},
                                 {"recent", true, 0},
                                 {"score", false, 0, ValueKind::kWord, kScoreWords},
-                                {"decay", false, 0, ValueKind::kFraction}};
+                                {"decay", false, 0, ValueKind::kFraction},
+                                {"pyramid", false, 0, ValueKind::kInteger}};
 constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0}};
 constexpr KeyInfo kTovaKeys[] = {{"k", true, 0}};
 constexpr KeyInfo kRandomKeys[] = {
     {"k", true, 0}, {"recent", false, 0}, {"seed", false, 0, ValueKind::kInteger}};
 constexpr KeyInfo kSnapKvKeys[] = {
-    {"budget", true, 0}, {"window", false, 32}, {"kernel", false, 7, ValueKind::kInteger}};
+    {"budget", true, 0},
+    {"window", false, 32},
+    {"kernel", false, 7, ValueKind::kInteger},
+    {"pyramid", false, 0, ValueKind::kInteger}};
 
 const PolicyInfo kPolicies[] = {
     {"full", {}},
@@ -255,6 +259,15 @@ Status CheckValues(const PolicyInfo& policy, const KvSpec& spec) {
           k, kInt32Max));
     }
   }
+  if (const auto pyramid = spec.params.find("pyramid"); pyramid != spec.params.end()) {
+    const uint64_t beta = pyramid->second.digits;
+    if (beta < 1 || beta > static_cast<uint64_t>(kInt32Max)) {
+      return Status::Error(fmt::format(
+          "bad value '{}' for 'pyramid': expected an integer from 1 to {} (PyramidKV's beta: the "
+          "top layer keeps 1/beta of the selected tokens; 1 is flat)",
+          beta, kInt32Max));
+    }
+  }
   if (const auto decay = spec.params.find("decay"); decay != spec.params.end()) {
     const double d = decay->second.value;
     if (!(d > 0 && d < 1) || decay->second.percent) {
@@ -396,6 +409,7 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
       if (name == "k" || name == "budget") plan.k = tokens;  // snapkv's budget is its k
       if (name == "window") plan.window = tokens;
       if (name == "kernel") plan.kernel = tokens;
+      if (name == "pyramid") plan.pyramid = tokens;
     }
   }
   const int64_t budget = static_cast<int64_t>(plan.heavy) + plan.recent + plan.sinks + plan.k;
@@ -415,6 +429,11 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
                          (uses_percent ? " for a " + std::to_string(*prompt_len) +
                                              "-token prompt)"
                                        : ")"));
+  }
+  if (plan.pyramid > 0 && budget > kInt32Max / 2) {
+    // The lowest layer keeps up to twice the budget.
+    return Status::Error(
+        fmt::format("a pyramid needs a KV budget of at most {} tokens {}", kInt32Max / 2, gives));
   }
   if (plan.policy == "snapkv" && (plan.window < 1 || plan.window >= budget)) {
     // It keeps budget - window selected tokens plus the window.
@@ -454,6 +473,7 @@ std::string KvPlan::Describe() const {
     std::string text = "h2o:" + kv("heavy", heavy) + "," + kv("recent", recent);
     if (score != "sum") text += ",score=" + score;
     if (score == "ema") text += fmt::format(",decay={}", decay);
+    if (pyramid > 0) text += ",pyramid=" + std::to_string(pyramid);
     return text;
   }
   if (policy == "h2only") return "h2only:" + kv("heavy", heavy);
@@ -462,7 +482,8 @@ std::string KvPlan::Describe() const {
     return "random:" + kv("k", k) + "," + kv("recent", recent) + "," + kv("seed", seed);
   }
   if (policy == "snapkv") {
-    return "snapkv:" + kv("budget", k) + "," + kv("window", window) + "," + kv("kernel", kernel);
+    return "snapkv:" + kv("budget", k) + "," + kv("window", window) + "," + kv("kernel", kernel) +
+           (pyramid > 0 ? "," + kv("pyramid", pyramid) : "");
   }
   return policy;  // "full"
 }

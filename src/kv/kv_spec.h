@@ -7,8 +7,8 @@
 // thread-safe.
 //
 // Keys per policy. A value is a token count: a non-negative integer or a
-// percentage of the prompt length like 10% or 12.5%; except seed and
-// kernel (integers, never percentages), score (a word: one of the listed names)
+// percentage of the prompt length like 10% or 12.5%; except seed, kernel
+// and pyramid (integers, never percentages), score (a word: one of the listed names)
 // and decay (a decimal fraction like 0.9, never a percentage):
 //   full    (none)
 //   local   recent
@@ -17,14 +17,16 @@
 //           paper's), decay (0 < decay < 1, default 0.9; only with
 //           score=ema): h2o:heavy=10%,recent=10%,score=ema,decay=0.95.
 //           What each score ranks by: kv/policies.h, H2oScore.
+//           pyramid (an integer >= 1; absent: every layer alike):
+//           PyramidKV's per-layer budgets, kv/pyramid.h.
 //   h2only  heavy
 //   tova    k
 //   random  k, recent (default 0), seed (default 0)
 //   snapkv  budget, window (default 32; 1 <= window < budget after
 //           resolving), kernel (an odd integer, default 7; 1 is no
-//           pooling): snapkv:budget=10%,window=32. What it keeps, and what
-//           its observation window is when the prompt comes in chunks:
-//           kv/snapkv.h.
+//           pooling), pyramid (as for h2o): snapkv:budget=10%,window=32.
+//           What it keeps, and what its observation window is when the
+//           prompt comes in chunks: kv/snapkv.h.
 // A word value is lowercase letters; a key's value is never a list, so the
 // comma stays the separator of key=value pairs.
 #pragma once
@@ -71,6 +73,7 @@ struct KvPlan {
   int32_t heavy = 0, recent = 0, sinks = 0;
   int32_t k = 0;  // tova's and random's k; snapkv's budget
   int32_t window = 0, kernel = 0;  // snapkv's observation window and pooling kernel
+  int32_t pyramid = 0;  // h2o, snapkv: PyramidKV's beta (kv/pyramid.h); 0: every layer alike
   uint64_t seed = 0;
   std::string score = "sum";  // h2o: sum, mean or ema
   double decay = 0.9;         // h2o with score=ema

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/status.h"
+#include "kv/pyramid.h"
 
 namespace h2o {
 
@@ -22,6 +23,11 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   if (plan.policy == "full") {
     c.budget = n_ctx;
     c.capacity = n_ctx;
+  } else if (plan.pyramid > 0) {
+    // Per-layer budgets (kv/pyramid.h), each with a whole chunk's slots: a
+    // layer below the plan's budget can hold min(n_ctx, its budget + chunk).
+    c.budget = plan.budget;
+    c.capacity = plan.budget + max_chunk;
   } else {
     H2O_CHECK(plan.budget >= 1);
     c.capacity = capped(static_cast<int64_t>(plan.budget) + max_chunk);
@@ -42,6 +48,7 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   if (smallest_window > 0) {
     c.window_chunk = capped(static_cast<int64_t>(smallest_window) + max_chunk) - smallest_window;
   }
+  if (plan.pyramid > 0) c.layer_budgets = PyramidLayerBudgets(plan, hp.n_layer, c.layer_window);
   return c;
 }
 

@@ -1,7 +1,8 @@
 // The policies of issue 17 item 2 through the real binary on the bundled
 // model, each against a double-precision forward (tests/model/
 // reference_forward.h) that evicts by the policy's rule written out here:
-// h2o's score=mean and score=ema, and snapkv. The engine runs with f32 K/V; a near tie
+// h2o's score=mean and score=ema, snapkv, and both with a pyramid of
+// per-layer budgets. The engine runs with f32 K/V; a near tie
 // can still go the other way in float, so the kept sets are compared head
 // by head (most must match exactly) and the NLL within 1%, the tolerance the
 // independent reference uses for evicting policies.
@@ -48,8 +49,9 @@ double TokenNll(const std::vector<double>& logits, int32_t next) {
 // token the accumulated attention is multiplied by `decay`.
 enum class Score { kSum, kMean, kEma };
 
+// layer_budgets: each layer's budget (a pyramid); empty: heavy + recent.
 Simulated SimulateH2o(const std::vector<int32_t>& ids, int32_t heavy, int32_t recent, Score score,
-                      double decay) {
+                      double decay, const std::vector<int32_t>& layer_budgets = {}) {
   auto model = Model::Load(kModel);
   EXPECT_TRUE(model.ok());
   ReferenceForward ref(**model);
@@ -71,7 +73,8 @@ Simulated SimulateH2o(const std::vector<int32_t>& ids, int32_t heavy, int32_t re
     for (int32_t l = 0; l < hp.n_layer; ++l) {
       for (int32_t g = 0; g < hp.n_head_kv; ++g) {
         std::vector<ReferenceForward::Entry>& entries = ref.kept(l, g);  // ascending positions
-        while (static_cast<int32_t>(entries.size()) > heavy + recent) {
+        const int32_t budget = layer_budgets.empty() ? heavy + recent : layer_budgets[l];
+        while (static_cast<int32_t>(entries.size()) > budget) {
           const auto end = entries.end() - std::min<size_t>(recent, entries.size());
           entries.erase(std::min_element(entries.begin(), end, [&](const auto& a, const auto& b) {
             return key(a) < key(b);  // the first (lowest position) of equals
@@ -158,9 +161,10 @@ TEST(PolicyVariantsCli, H2oScoreMeanAndEmaMatchTheSimulation) {
 // group, max-pooled over `kernel` positions among the candidates (the
 // positions before the window); the best budget - window candidates per
 // (layer, KV head), ascending. Ties to the higher position.
-std::vector<std::vector<int32_t>> SimulateSnapKvSelection(const std::vector<int32_t>& prompt,
-                                                          int32_t overflow_at, int32_t budget,
-                                                          int32_t window, int32_t kernel) {
+// layer_budgets: each layer's budget (a pyramid); empty: `budget`.
+std::vector<std::vector<int32_t>> SimulateSnapKvSelection(
+    const std::vector<int32_t>& prompt, int32_t overflow_at, int32_t budget, int32_t window,
+    int32_t kernel, const std::vector<int32_t>& layer_budgets = {}) {
   auto model = Model::Load(kModel);
   EXPECT_TRUE(model.ok());
   const HParams& hp = (*model)->hparams();
@@ -175,7 +179,9 @@ std::vector<std::vector<int32_t>> SimulateSnapKvSelection(const std::vector<int3
   };
   ref.Eval(std::span<const int32_t>(prompt.data(), overflow_at));
   std::vector<std::vector<int32_t>> selected;
-  for (const std::vector<double>& acc : observed) {
+  for (size_t i = 0; i < observed.size(); ++i) {
+    const std::vector<double>& acc = observed[i];
+    const int32_t layer_budget = layer_budgets.empty() ? budget : layer_budgets[i / hp.n_head_kv];
     std::vector<std::pair<double, int32_t>> ranked;
     for (int32_t p = 0; p < candidates; ++p) {
       double pooled = acc[p];
@@ -186,7 +192,7 @@ std::vector<std::vector<int32_t>> SimulateSnapKvSelection(const std::vector<int3
     }
     std::sort(ranked.rbegin(), ranked.rend());
     std::vector<int32_t> best;
-    for (int32_t i = 0; i < budget - window; ++i) best.push_back(ranked[i].second);
+    for (int32_t j = 0; j < layer_budget - window; ++j) best.push_back(ranked[j].second);
     std::sort(best.begin(), best.end());
     selected.push_back(best);
   }
@@ -275,6 +281,52 @@ TEST(PolicyVariantsCli, SnapKvInChunksSelectsAtTheFirstChunkOverBudget) {
     EXPECT_LT(kept[i][47], 84);
     EXPECT_EQ(kept[i][48], kept[i].back() - 15);  // the last 16 positions
     EXPECT_GE(kept[i].back(), 200);
+  }
+  EXPECT_GE(same, 16) << "of 20 (layer, KV head) pairs";
+}
+
+// stories260K's 5 layers under pyramid=8 of a heavy part of 16 (kv/pyramid.h):
+// top 2, bottom 30, so 30, 23, 16, 9, 2 heavy hitters plus the 16 recent.
+const std::vector<int32_t> kPyramid16 = {46, 39, 32, 25, 18};
+
+TEST(PolicyVariantsCli, H2oPyramidKeepsEachLayersBudgetAtTheSameMemory) {
+  const std::vector<int32_t> ids = testing::ReadStream("s002.txt");
+  const Simulated sim = SimulateH2o(ids, 16, 16, Score::kSum, 1.0, kPyramid16);
+  const EngineRun run = Perplexity("h2o:heavy=16,recent=16,pyramid=8");
+  ASSERT_EQ(run.kept.size(), 20u);
+  for (size_t i = 0; i < run.kept.size(); ++i) {
+    EXPECT_EQ(run.kept[i].size(), static_cast<size_t>(kPyramid16[i / 4])) << "layer " << i / 4;
+  }
+  EXPECT_GE(SameHeads(run.kept, sim.kept), 16);
+  EXPECT_NEAR(run.nll, sim.nll, 1e-2 * sim.nll);
+
+  // The same K/V bytes as the flat budget; pyramid=1 is flat.
+  const std::string ppl = "perplexity -m " + kModel + " --no-kl --json --token-file " + kStream + " --kv ";
+  const auto flat = RunH2o(ppl + "h2o:heavy=16,recent=16");
+  const auto pyramid = RunH2o(ppl + "h2o:heavy=16,recent=16,pyramid=8");
+  const auto one = RunH2o(ppl + "h2o:heavy=16,recent=16,pyramid=1");
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  ASSERT_EQ(pyramid.exit_code, 0) << pyramid.err;
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto f = nlohmann::json::parse(flat.out)["policies"][0];
+  const auto p = nlohmann::json::parse(pyramid.out)["policies"][0];
+  const auto o = nlohmann::json::parse(one.out)["policies"][0];
+  EXPECT_EQ(p["kv_bytes"], f["kv_bytes"]);
+  EXPECT_EQ(o["nll_sum"], f["nll_sum"]);
+  EXPECT_NE(p["nll_sum"], f["nll_sum"]);
+  EXPECT_EQ(p["kv"], "h2o:heavy=16,recent=16,pyramid=8");
+}
+
+TEST(PolicyVariantsCli, SnapKvPyramidSelectsEachLayersShare) {
+  // budget 32, window 16: a selected part of 16 per layer, as above.
+  const std::vector<int32_t> prompt = testing::ReadStreamPrefix("s002.txt", 200);
+  const auto selected = SimulateSnapKvSelection(prompt, 200, 32, 16, 7, kPyramid16);
+  const auto kept = GenerateKept(prompt, "snapkv:budget=32,window=16,pyramid=8");
+  ASSERT_EQ(kept.size(), selected.size());
+  int32_t same = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_EQ(kept[i].size(), static_cast<size_t>(kPyramid16[i / 4])) << "layer " << i / 4;
+    same += std::vector<int32_t>(kept[i].begin(), kept[i].end() - 16) == selected[i] ? 1 : 0;
   }
   EXPECT_GE(same, 16) << "of 20 (layer, KV head) pairs";
 }

@@ -233,7 +233,7 @@ TEST(KvSpec, ResolveErrors) {
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(), "missing key 'recent' for policy 'h2o'");
   spec.params["sinks"] = {};
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
-            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay)");
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid)");
   // A word where a number goes, a number where a word goes, a word not on
   // the list, a decay out of range or without ema.
   spec.params.erase("sinks");
@@ -390,7 +390,7 @@ TEST(KvSpec, SnapKv) {
 
   EXPECT_EQ(ParseError("snapkv:window=8"), "missing key 'budget' for policy 'snapkv'");
   EXPECT_EQ(ParseError("snapkv:budget=64,heavy=3"),
-            "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel)");
+            "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel, pyramid)");
   EXPECT_EQ(ParseError("snapkv:budget=64,kernel=4"),
             "bad value '4' for 'kernel': expected an odd number of positions up to 2147483647 "
             "(the pooling is centred on each token; 1 is none)");
@@ -415,6 +415,35 @@ TEST(KvSpec, SnapKv) {
   // Specs of a list split around it.
   EXPECT_EQ(SplitKvSpecList("snapkv:budget=64,window=8,full").value(),
             (std::vector<std::string>{"snapkv:budget=64,window=8", "full"}));
+}
+
+TEST(KvSpec, Pyramid) {
+  KvPlan p = MustResolve("h2o:heavy=10%,recent=10%,pyramid=20", 512);
+  EXPECT_EQ(p.pyramid, 20);
+  EXPECT_EQ(p.budget, 102);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=51,recent=51,pyramid=20");
+  p = MustResolve("h2o:heavy=8,recent=8,score=ema,decay=0.5,pyramid=4", std::nullopt);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=8,recent=8,score=ema,decay=0.5,pyramid=4");
+  p = MustResolve("snapkv:budget=64,pyramid=1", std::nullopt);
+  EXPECT_EQ(p.pyramid, 1);
+  EXPECT_EQ(p.Describe(), "snapkv:budget=64,window=32,kernel=7,pyramid=1");
+  EXPECT_EQ(MustResolve(p.Describe(), std::nullopt).Describe(), p.Describe());
+  EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8", std::nullopt).pyramid, 0);
+
+  EXPECT_EQ(ParseError("h2o:heavy=8,recent=8,pyramid=0"),
+            "bad value '0' for 'pyramid': expected an integer from 1 to 2147483647 (PyramidKV's "
+            "beta: the top layer keeps 1/beta of the selected tokens; 1 is flat)");
+  EXPECT_NE(ParseError("h2o:heavy=8,recent=8,pyramid=2147483648").find("for 'pyramid'"),
+            std::string::npos);
+  EXPECT_EQ(ParseError("h2o:heavy=8,recent=8,pyramid=10%"),
+            "bad value '10%' for 'pyramid': expected a non-negative integer");
+  EXPECT_EQ(ParseError("h2o:heavy=8,recent=8,pyramid=yes"),
+            "bad value 'yes' for 'pyramid': expected a non-negative integer");
+  EXPECT_EQ(ParseError("local:recent=8,pyramid=2"),
+            "unknown key 'pyramid' for policy 'local' (valid: recent)");
+  EXPECT_EQ(ResolveError("h2o:heavy=1073741823,recent=1,pyramid=2", std::nullopt),
+            "a pyramid needs a KV budget of at most 1073741823 tokens "
+            "(h2o:heavy=1073741823,recent=1,pyramid=2 gives 1073741824)");
 }
 
 std::vector<std::string> Split(std::string_view text) {

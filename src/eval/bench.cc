@@ -234,14 +234,15 @@ Result<BenchRecord> RunBenchTest(const Model& model, const KvSpec& spec, const B
   if (test.kind == BenchKind::kGenerate) {
     // Generated token i (position depth + i) is appended before attention,
     // so per KV head it attends to min(depth + i + 1, budget + 1) tokens of
-    // a global layer (a full cache's budget is n_ctx = total, so the min
-    // never binds) and to min(depth + i + 1, W) of a sliding-window layer.
+    // a global layer (its own budget under a pyramid; a full cache's budget
+    // is n_ctx = total, so the min never binds) and to min(depth + i + 1, W)
+    // of a sliding-window layer.
     const KvCacheConfig& c = cache.config();
     double sum = 0;
     for (int64_t i = 0; i < test.n_tokens; ++i) {
       const int64_t seen = test.depth + i + 1;
       for (int32_t l = 0; l < c.n_layer; ++l) {
-        const int64_t most = c.windowed(l) ? c.layer_window[l] : int64_t{c.budget} + 1;
+        const int64_t most = c.windowed(l) ? c.layer_window[l] : int64_t{c.layer_budget(l)} + 1;
         sum += static_cast<double>(std::min(seen, most));
       }
     }

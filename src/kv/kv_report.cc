@@ -84,6 +84,7 @@ KvMemory FullKvMemory(const KvCacheConfig& c, int64_t n_tokens) {
   KvCacheConfig full = c;
   full.budget = static_cast<int32_t>(n_tokens);
   full.capacity = full.budget;
+  full.layer_budgets.clear();  // a full cache holds every token in every global layer
   for (int32_t& w : full.layer_window) {
     if (w > 0) w = std::min(w, full.budget);
   }

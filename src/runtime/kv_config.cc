@@ -23,11 +23,6 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   if (plan.policy == "full") {
     c.budget = n_ctx;
     c.capacity = n_ctx;
-  } else if (plan.pyramid > 0) {
-    // Per-layer budgets (kv/pyramid.h), each with a whole chunk's slots: a
-    // layer below the plan's budget can hold min(n_ctx, its budget + chunk).
-    c.budget = plan.budget;
-    c.capacity = plan.budget + max_chunk;
   } else {
     H2O_CHECK(plan.budget >= 1);
     c.capacity = capped(static_cast<int64_t>(plan.budget) + max_chunk);
@@ -48,7 +43,22 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   if (smallest_window > 0) {
     c.window_chunk = capped(static_cast<int64_t>(smallest_window) + max_chunk) - smallest_window;
   }
-  if (plan.pyramid > 0) c.layer_budgets = PyramidLayerBudgets(plan, hp.n_layer, c.layer_window);
+  if (plan.pyramid > 0) {
+    // Per-layer budgets (kv/pyramid.h), each capped like the plan's, with
+    // the same slots beyond each for a chunk: enough for the layer with the
+    // least budget to hold min(n_ctx, its budget + chunk), so every layer can.
+    c.layer_budgets = PyramidLayerBudgets(plan, hp.n_layer, c.layer_window);
+    int64_t least = c.budget, largest = c.budget;
+    for (int32_t l = 0; l < hp.n_layer; ++l) {
+      if (c.windowed(l)) continue;
+      c.layer_budgets[l] = capped(c.layer_budgets[l]);
+      least = std::min<int64_t>(least, c.layer_budgets[l]);
+      largest = std::max<int64_t>(largest, c.layer_budgets[l]);
+    }
+    const int64_t extra = std::min({int64_t{max_chunk}, most - least,
+                                    int64_t{std::numeric_limits<int32_t>::max()} - largest});
+    c.capacity = static_cast<int32_t>(c.budget + extra);
+  }
   return c;
 }
 

@@ -312,6 +312,7 @@ TEST(PolicyVariantsCli, H2oPyramidKeepsEachLayersBudgetAtTheSameMemory) {
   const auto p = nlohmann::json::parse(pyramid.out)["policies"][0];
   const auto o = nlohmann::json::parse(one.out)["policies"][0];
   EXPECT_EQ(p["kv_bytes"], f["kv_bytes"]);
+  EXPECT_EQ(p["kv_bytes_full"], f["kv_bytes_full"]);
   EXPECT_EQ(o["nll_sum"], f["nll_sum"]);
   EXPECT_NE(p["nll_sum"], f["nll_sum"]);
   EXPECT_EQ(p["kv"], "h2o:heavy=16,recent=16,pyramid=8");

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace h2o {
 namespace {
 
@@ -85,6 +88,38 @@ TEST(SessionKvConfig, TheSmallestWindowSetsTheChunk) {
   EXPECT_EQ(c.layer_window, (std::vector<int32_t>{8, 12, 0}));
   EXPECT_EQ(c.window_chunk, 4);
   EXPECT_EQ(c.spill_slots(), 4);
+}
+
+}  // namespace
+}  // namespace h2o
+
+namespace h2o {
+namespace {
+
+// pyramid=BETA (kv/pyramid.h): each global layer its own budget, a sliding
+// one its window, and every layer room for a chunk up to the context.
+TEST(SessionKvConfig, PyramidBudgetsPerGlobalLayer) {
+  const HParams hp = Model({0, 8, 0, 0});
+  KvPlan plan = Plan("h2o", 16);
+  plan.heavy = 12;
+  plan.recent = 4;
+  plan.pyramid = 6;  // heavy 12 over 3 global layers: 22, 12, 2
+  const KvTypes f16 = {TensorType::kF16, TensorType::kF16};
+  const KvCacheConfig c = SessionKvConfig(hp, plan, 1000, 4, false, f16);
+  EXPECT_EQ(c.layer_budgets, (std::vector<int32_t>{26, 0, 16, 6}));
+  EXPECT_EQ(c.layer_budget(0), 26);
+  EXPECT_EQ(c.layer_budget(1), 8);
+  EXPECT_EQ(c.layer_capacity(3), 10);
+  KvPlan flat = plan;
+  flat.pyramid = 0;
+  EXPECT_EQ(KvCache::RowBytesFor(c), KvCache::RowBytesFor(SessionKvConfig(hp, flat, 1000, 4, false, f16)));
+  // A context of 20 and chunks of 16: the lowest layer is capped at 20,
+  // and every layer can hold min(its budget + a chunk, the context).
+  const KvCacheConfig small = SessionKvConfig(hp, plan, 20, 16, false, f16);
+  EXPECT_EQ(small.layer_budget(0), 20);
+  for (int32_t l : {0, 2, 3}) {
+    EXPECT_GE(small.layer_capacity(l), std::min(small.layer_budget(l) + 16, 20)) << l;
+  }
 }
 
 }  // namespace

@@ -43,7 +43,9 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk, bool
   cmd.add_option("--kv", flags.kv_spec,
                  "KV cache policy and budget, e.g. h2o:heavy=64,recent=64, "
                  "h2o:heavy=10%,recent=10%, local:recent=128, sink:sinks=4,recent=124, "
-                 "h2only:heavy=64, tova:k=128, random:k=64,recent=64,seed=1")
+                 "h2only:heavy=64, tova:k=128, random:k=64,recent=64,seed=1, "
+                 "snapkv:budget=128,window=32; h2o also takes score=mean or "
+                 "score=ema,decay=0.9, and h2o and snapkv take pyramid=20 (README: --kv)")
       ->capture_default_str();
   cmd.add_flag("--kv-pos-shift", flags.kv_pos_shift,
                "sink/h2o: rotate cached keys by their rank in the cache, so the sequence can "

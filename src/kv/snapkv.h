@@ -24,13 +24,13 @@
 //     positions, so the head keeps the B - W selected tokens and the last
 //     W positions (the paper lets the cache grow while decoding; a fixed
 //     budget keeps memory flat).
-// So with the whole prompt in one pass (generate's default; --chunk 0 in
-// perplexity) the observation window is the last W prompt queries, as in
-// the paper. A prompt fed in chunks (--chunk N, the server's
-// --batch-tokens) selects at the end of the first chunk that overflows the
-// budget, observing that chunk's last min(W, N) queries, and later chunks
-// only slide the window; one token at a time (perplexity's default) the
-// window is the single query that first overflows it. A prompt no longer
+// So with the whole prompt in one pass (generate's default) the
+// observation window is the last W prompt queries, as in the paper. A
+// prompt fed in chunks (--chunk N, the server's --batch-tokens) selects at
+// the end of the first chunk that overflows the budget, observing that
+// chunk's last min(W, N) queries, and later chunks only slide the window;
+// one token at a time (perplexity's default) the window is the single
+// query that first overflows it. A prompt no longer
 // than the budget is not compressed at all: the selection then happens
 // while decoding, with one query.
 //

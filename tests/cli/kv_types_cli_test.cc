@@ -168,6 +168,12 @@ TEST_F(KvTypesCli, BadTypesAreOneErrorLine) {
                      "heads have 8 (use f16, bf16 or f32)");
   ExpectOneErrorLine(RunH2o("inspect " + testing::ModelPath() + " -ctk q8_0"),
                      "K cache type q8_0 needs heads whose size is a multiple of 32");
+  // The server refuses before it listens; a type sweep names the type.
+  ExpectOneErrorLine(RunH2o("serve -m " + testing::ModelPath() + " --port 1 -ctv q4_0"),
+                     "V cache type q4_0 needs heads");
+  ExpectOneErrorLine(RunH2o("perplexity -m " + testing::ModelPath() +
+                            " --kv-type f16,q5_1 --token-file " + Path("ids.txt")),
+                     "K cache type q5_1 needs heads");
 }
 
 }  // namespace

@@ -106,6 +106,12 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(flags.model_path));
+  // A KV type this model's heads cannot hold stops every command here, the
+  // server before it listens rather than at each request.
+  H2O_ASSIGN_OR_RETURN(const std::vector<KvTypes> kv_types, KvTypeList(flags));
+  for (const KvTypes& types : kv_types) {
+    H2O_RETURN_IF_ERROR(CheckKvTypes(types, model->hparams().head_dim));
+  }
   if (flags.check_tensors) H2O_RETURN_IF_ERROR(CheckTensorValues(model->file()));
   const int32_t trained = model->hparams().n_ctx_train;
   // Models with learned positions refuse such a context (Sequence says so).

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "kernels/avx2_common.h"
 #include "kernels/prefetch.h"
 #include "kernels/simd.h"
 
@@ -41,12 +42,6 @@ struct F16Rows {
     kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(uint16_t)));
   }
 };
-
-// Lane j holds the sum of the 8 lanes of a_j.
-__m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-}
 
 float Sum1(__m256 v) { return _mm_cvtss_f32(Sum4(v, v, v, v)); }
 

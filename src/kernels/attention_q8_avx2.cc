@@ -10,19 +10,13 @@
 
 #include <cstdint>
 
-#include "kernels/prefetch.h"
-#include "kernels/quant.h"
+#include "kernels/avx2_common.h"
 #include "kernels/simd.h"
 
 namespace h2o::kernels::avx2 {
 namespace {
 
-__m256 Widen8(const int8_t* codes) {
-  return _mm256_cvtepi32_ps(
-      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes))));
-}
-
-__m256 BlockScale(const BlockQ8_0& b) { return _mm256_set1_ps(_cvtsh_ss(b.d)); }
+__m256 BlockScale(const BlockQ8_0& b) { return _mm256_set1_ps(HalfToFloat(b.d)); }
 
 // A block's 32 codes as floats, 8 per register.
 struct Widened {
@@ -30,7 +24,9 @@ struct Widened {
 };
 
 Widened Widen(const BlockQ8_0& b) {
-  return {{Widen8(b.qs), Widen8(b.qs + 8), Widen8(b.qs + 16), Widen8(b.qs + 24)}};
+  Widened w;
+  Int8x32ToFloats(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), w.v);
+  return w;
 }
 
 // sum_i code[i] * q[i] over one 32-value block, in 8 lanes.
@@ -39,13 +35,6 @@ __m256 BlockCodesDot(const Widened& w, const float* q) {
   a = _mm256_fmadd_ps(w.v[1], _mm256_loadu_ps(q + 8), a);
   a = _mm256_fmadd_ps(w.v[2], _mm256_loadu_ps(q + 16), a);
   return _mm256_fmadd_ps(w.v[3], _mm256_loadu_ps(q + 24), a);
-}
-
-// Lane j holds the sum of the 8 lanes of a_j (as attention_avx2.cc's Sum4;
-// lane j is the same bits whatever the other three).
-__m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 
 // One head against one row: the blocks' scaled sums in block order.
@@ -131,10 +120,9 @@ void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const vo
         const BlockQ8_0* blk = blocks + r * nb + b0;
         PrefetchAhead(blk, n_blocks * static_cast<int64_t>(sizeof(BlockQ8_0)));
         for (int k = 0; k < n_blocks; ++k) {
-          const __m256 coef = _mm256_set1_ps(p[r] * _cvtsh_ss(blk[k].d));
-          for (int j = 0; j < 4; ++j) {
-            acc[4 * k + j] = _mm256_fmadd_ps(coef, Widen8(blk[k].qs + 8 * j), acc[4 * k + j]);
-          }
+          const Widened w = Widen(blk[k]);
+          const __m256 coef = _mm256_set1_ps(p[r] * HalfToFloat(blk[k].d));
+          for (int j = 0; j < 4; ++j) acc[4 * k + j] = _mm256_fmadd_ps(coef, w.v[j], acc[4 * k + j]);
         }
       }
       for (int j = 0; j < 4 * n_blocks; ++j) _mm256_storeu_ps(out + 32 * b0 + 8 * j, acc[j]);
@@ -149,7 +137,7 @@ void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const vo
     PrefetchAhead(row, nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
     for (int64_t b = 0; b < nb; ++b) {
       const Widened w = Widen(row[b]);
-      const float block_scale = _cvtsh_ss(row[b].d);
+      const float block_scale = HalfToFloat(row[b].d);
       for (int64_t h = 0; h < n_q; ++h) {
         const __m256 coef = _mm256_set1_ps(p[h * p_stride + r] * block_scale);
         float* o = out + h * d + 32 * b;

@@ -21,6 +21,14 @@ namespace {
   return _mm_cvtss_f32(s);
 }
 
+// Lane j holds the sum of the 8 lanes of a_j, by one hadd tree; lane j is
+// the same bits whatever the other three arguments, so Sum4(a, a, a, a)
+// lane 0 is a's sum as four-at-a-time reductions give it.
+[[maybe_unused]] __m128 Sum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
 [[maybe_unused]] float HorizontalMax(__m256 v) {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));

@@ -227,6 +227,15 @@ LinePlot SweepPlot(const SweepReport& report, size_t metric) {
   return plot;
 }
 
+void AddKvMemoryMetric(SweepReport& report, std::span<const size_t> kv_bytes) {
+  H2O_CHECK(kv_bytes.size() == report.rows.size());
+  report.x_metric = report.metrics.size();
+  report.metrics.push_back({"kv_mib", "KV cache memory allocated (MiB)", 3});
+  for (size_t r = 0; r < report.rows.size(); ++r) {
+    report.rows[r].values.push_back(static_cast<double>(kv_bytes[r]) / (1 << 20));
+  }
+}
+
 LinePlot SweepPlotAgainst(const SweepReport& report, size_t metric, size_t x_metric) {
   LinePlot plot;
   plot.title = fmt::format("{}: {} against {}", report.title, report.metrics.at(metric).name,

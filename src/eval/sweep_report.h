@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,10 @@ bool IsStdErrMetric(const SweepReport& report, size_t metric);
 // more (see the .cc). Rows whose budget is not a ParseKvBudget form are
 // left out. Empty series when the report has no budgets.
 LinePlot SweepPlot(const SweepReport& report, size_t metric);
+
+// Appends the metric "kv_mib" (KV cache memory allocated, MiB), one value
+// per row from kv_bytes (in row order), and makes it the x_metric.
+void AddKvMemoryMetric(SweepReport& report, std::span<const size_t> kv_bytes);
 
 // The plot of one metric against the metric x_metric of the same rows:
 // one series per policy, its points in x order, the full cache (no budget)

@@ -220,6 +220,12 @@ Result<KvTypes> KvElementTypes(const ModelFlags& flags) {
   return KvElementTypes(flags.kv_type, flags.kv_type_k, flags.kv_type_v);
 }
 
+KvRunNames NameKvRun(const std::string& policy, const std::string& spec, const KvTypes& types,
+                     bool types_swept) {
+  if (!types_swept) return {policy, spec};
+  return {fmt::format("{} {}", policy, types.Name()), fmt::format("{} ({})", spec, types.Name())};
+}
+
 Result<std::vector<KvTypes>> KvTypeList(const ModelFlags& flags) {
   std::vector<KvTypes> list;
   for (std::string_view name : SplitCommas(flags.kv_type)) {

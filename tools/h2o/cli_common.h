@@ -78,6 +78,14 @@ Result<std::vector<KvTypes>> KvTypeList(const ModelFlags& flags);
 // The K and V element types they give.
 Result<KvTypes> KvElementTypes(const std::string& both, const std::string& k, const std::string& v);
 Result<KvTypes> KvElementTypes(const ModelFlags& flags);
+// How a report names a run of a --kv-type sweep: its policy and its spec,
+// each followed by the KV type when several types run ("h2o q8_0" and
+// "h2o:heavy=8,recent=8 (q8_0)"), else as they are.
+struct KvRunNames {
+  std::string label, kv;
+};
+KvRunNames NameKvRun(const std::string& policy, const std::string& spec, const KvTypes& types,
+                     bool types_swept);
 // KvTypes::Name() of the flags ("q8_0", "K q8_0, V f16"), for reports.
 std::string KvTypeName(const ModelFlags& flags);
 // -t, or every hardware thread.

@@ -40,7 +40,7 @@ struct PerplexityFlags {
 struct PolicyRun {
   KvSweepEntry entry;
   KvTypes types;      // its K and V element types
-  std::string label;  // the policy, and its KV type when several are swept: "h2o q8_0"
+  KvRunNames names;  // for the report: the policy and spec, with the type when swept
 
   bool per_stream_budget = false;  // percentages: resolved against each stream's length
   std::unique_ptr<Sequence> sequence;
@@ -118,21 +118,18 @@ SweepReport MakeReport(const PerplexityFlags& f, const std::vector<PolicyRun>& r
     report.metrics.push_back({"kl", "mean KL(full || policy) per token, nats", 6});
     report.metrics.push_back({"top1", "top-1 agreement with full", 4});
   }
-  if (types_swept) {
-    report.x_metric = report.metrics.size();
-    report.metrics.push_back({"kv_mib", "KV cache memory allocated (MiB)", 3});
-  }
   for (const PolicyRun& run : runs) {
-    SweepRow row{run.label, run.entry.budget,
-                 types_swept ? fmt::format("{} ({})", run.entry.spec, run.types.Name())
-                             : run.entry.spec,
-                 {run.total.perplexity()}};
+    SweepRow row{run.names.label, run.entry.budget, run.names.kv, {run.total.perplexity()}};
     if (kl) {
       row.values.push_back(run.kl_sum / run.total.tokens);
       row.values.push_back(static_cast<double>(run.top1_agree) / run.total.tokens);
     }
-    if (types_swept) row.values.push_back(static_cast<double>(run.kv.total()) / (1 << 20));
     report.rows.push_back(std::move(row));
+  }
+  if (types_swept) {
+    std::vector<size_t> kv_bytes;
+    for (const PolicyRun& run : runs) kv_bytes.push_back(run.kv.total());
+    AddKvMemoryMetric(report, kv_bytes);
   }
   report.meta = {{"model", f.model.model_path},
                  {"mode", f.windowed ? "windowed" : "stream"},
@@ -292,11 +289,13 @@ int RunPerplexity(const PerplexityFlags& f) {
   if (f.per_token && !f.json) Warn("--per-token lists each token's nll in --json output only");
   const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() * types->size() > 1);
   std::vector<PolicyRun> runs;
+  std::vector<bool> uses_percent;  // per entry
   for (const KvSweepEntry& e : *entries) {
     // Budgets in tokens are checked now, before the model loads;
     // percentages need each stream's length.
     const KvSpec spec = ParseKvSpec(e.spec).value();
-    if (!KvSpecUsesPercent(spec)) {
+    uses_percent.push_back(KvSpecUsesPercent(spec));
+    if (!uses_percent.back()) {
       if (auto plan = ResolveKvSpec(spec, std::nullopt); !plan.ok()) {
         return Fail(plan.status().WithContext(entries->size() > 1 ? fmt::format("--kv '{}'", e.spec)
                                                                   : "--kv"));
@@ -306,12 +305,13 @@ int RunPerplexity(const PerplexityFlags& f) {
   // Every policy at the first type, then every policy at the next, ...:
   // the first full run is the KL reference.
   for (const KvTypes& kv_types : *types) {
-    for (const KvSweepEntry& e : *entries) {
+    for (size_t i = 0; i < entries->size(); ++i) {
+      const KvSweepEntry& e = (*entries)[i];
       PolicyRun& run = runs.emplace_back();
-      run.per_stream_budget = KvSpecUsesPercent(ParseKvSpec(e.spec).value());
+      run.per_stream_budget = uses_percent[i];
       run.entry = e;
       run.types = kv_types;
-      run.label = types->size() > 1 ? fmt::format("{} {}", e.policy, kv_types.Name()) : e.policy;
+      run.names = NameKvRun(e.policy, e.spec, kv_types, types->size() > 1);
     }
   }
 

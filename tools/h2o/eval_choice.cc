@@ -96,7 +96,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
                                    {a.acc(), a.acc_norm(), ProportionStdErr(a.acc(), a.n),
                                     ProportionStdErr(a.acc_norm(), a.n)}});
   }
-  AddKvMemoryMetric(runs, kv_bytes, report);
+  AddKvMemoryMetricWhenSwept(runs, kv_bytes, report);
   // Without --budget, a row per policy (with it, FinishReport's tables).
   if (!f.json && f.budgets.empty()) {
     std::printf("%-28s %8s %8s %9s %8s\n", "kv", "acc", "+/-", "acc_norm", "+/-");

@@ -33,9 +33,9 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
       if (t > 0) runs.push_back(runs[i]);
       EvalRun& run = runs[t * n_specs + i];
       run.types = types[t];
-      const bool swept = types.size() > 1;
-      run.label = swept ? fmt::format("{} {}", run.entry.policy, types[t].Name()) : run.entry.policy;
-      run.kv = swept ? fmt::format("{} ({})", run.entry.spec, types[t].Name()) : run.entry.spec;
+      KvRunNames names = NameKvRun(run.entry.policy, run.entry.spec, types[t], types.size() > 1);
+      run.label = std::move(names.label);
+      run.kv = std::move(names.kv);
     }
   }
   return runs;
@@ -64,17 +64,12 @@ Result<Sequence*> RunSequence::For(Engine& engine, int64_t prompt_len) {
   return sequence_.get();
 }
 
-void AddKvMemoryMetric(std::span<const EvalRun> runs, std::span<const size_t> kv_bytes,
-                       SweepReport& report) {
+void AddKvMemoryMetricWhenSwept(std::span<const EvalRun> runs,
+                                std::span<const size_t> kv_bytes, SweepReport& report) {
   const bool swept = std::any_of(runs.begin(), runs.end(), [&](const EvalRun& run) {
     return !(run.types == runs.front().types);
   });
-  if (!swept) return;
-  report.x_metric = report.metrics.size();
-  report.metrics.push_back({"kv_mib", "KV cache memory allocated (MiB)", 3});
-  for (size_t r = 0; r < report.rows.size(); ++r) {
-    report.rows[r].values.push_back(static_cast<double>(kv_bytes[r]) / (1 << 20));
-  }
+  if (swept) AddKvMemoryMetric(report, kv_bytes);
 }
 
 int32_t EvalChunk(const EvalFlags& f, const Model& model) {

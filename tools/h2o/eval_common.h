@@ -81,8 +81,8 @@ class RunSequence {
 // (kv_bytes, in run order, as RunSequence::kv_bytes) as a metric "kv_mib"
 // appended to report's rows, and the report's x_metric, so that its plots
 // show each metric against KV memory too. Rows must be in run order.
-void AddKvMemoryMetric(std::span<const EvalRun> runs, std::span<const size_t> kv_bytes,
-                       SweepReport& report);
+void AddKvMemoryMetricWhenSwept(std::span<const EvalRun> runs,
+                                std::span<const size_t> kv_bytes, SweepReport& report);
 
 // Tokens per forward pass of each sequence: --chunk, at most the context
 // (0: the whole context).

@@ -164,7 +164,7 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
                            {ref.rouge1, ref.rouge2, ref.rougeL, vsf.rouge1, vsf.rouge2, vsf.rougeL,
                             SelfBleu(texts), static_cast<double>(n_tokens) / items.size()}});
   }
-  AddKvMemoryMetric(runs, kv_bytes, report);
+  AddKvMemoryMetricWhenSwept(runs, kv_bytes, report);
   if (!f.out_path.empty()) {
     if (Status s = WriteFileAtomically(f.out_path, out_lines); !s.ok()) return Fail(s);
     Note("wrote {}", f.out_path);

@@ -49,6 +49,10 @@ void SoftcapInPlace(float* x, int64_t n, float cap);
 // bit-identical to the reference; 512-bit registers would not change its
 // cost).
 void RopeInPlace(float* x, int64_t n_heads, int64_t head_dim, int64_t pos, const RopeParams& rope);
+// f16 rows from floats, F16C's conversion (the KV cache's append, once per
+// token and layer; weights convert with the reference at load). The
+// AVX-512 table's too.
+void QuantizeRowF16(const float* src, void* dst, int64_t n);
 // The integer-dot entries (256-bit AVX2 integer code, which the AVX-512
 // table reuses; AVX-512 VNNI would be the next step there).
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);

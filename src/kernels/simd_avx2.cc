@@ -226,6 +226,27 @@ float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
       row, x, n, [](const BlockQ4_0& b, const BlockQ8Act& xb) { return DotQ4x32(b, xb); });
 }
 
+// vcvtps2ph rounds to nearest even as F32ToF16 does, NaNs included (quiet
+// bit set, the payload's top bits kept). MXCSR's FTZ does not touch its
+// results, and DAZ only zeroes float denormals, which round to a signed
+// zero half either way; so it equals the reference bit for bit.
+void QuantizeRowF16(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<uint16_t*>(dst);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  }
+  if (i < n) {
+    float tail[kWidth] = {};
+    uint16_t halves[kWidth];
+    std::memcpy(tail, src + i, static_cast<size_t>(n - i) * sizeof(float));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(halves),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(tail), _MM_FROUND_TO_NEAREST_INT));
+    std::memcpy(out + i, halves, static_cast<size_t>(n - i) * sizeof(uint16_t));
+  }
+}
+
 void DequantizeRowF16(const void* src, float* dst, int64_t n) {
   const auto* in = static_cast<const uint16_t*>(src);
   int64_t i = 0;
@@ -341,7 +362,7 @@ const KernelTable& Avx2Kernels() {
   static const KernelTable kAvx2 = avx2::WithGemmTiles({
       .name = "avx2",
       .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
-      .f16 = {ref::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
+      .f16 = {avx2::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
       .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16},
       .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0, avx2::DotRowQ8Q8_0},
       .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0, avx2::DotRowQ8Q4_0},

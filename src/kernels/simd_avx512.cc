@@ -320,7 +320,7 @@ const KernelTable& Avx512Kernels() {
     KernelTable t = Avx2Kernels();
     t.name = "avx512";
     t.f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx512::DotRowF32};
-    t.f16 = {ref::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16};
+    t.f16 = {avx2::QuantizeRowF16, avx512::DequantizeRowF16, avx512::DotRowF16};
     t.bf16 = {ref::QuantizeRowBF16, avx512::DequantizeRowBF16, avx512::DotRowBF16};
     t.q8_0.dequantize_row = avx512::DequantizeRowQ8_0;
     t.q8_0.dot_row = avx512::DotRowQ8_0;

@@ -4,8 +4,12 @@
 #include "kernels/quant.h"
 
 #include <gtest/gtest.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -59,6 +63,60 @@ float HandQ4_0Value(int index) {
   const bool high = e >= 16;
   if (block == 0) return 0.5f * static_cast<float>((high ? 15 - j : j) - 8);
   return -3.0f * static_cast<float>((high ? j % 3 : (j * 5) % 16) - 8);
+}
+
+// Every backend's f16 quantize_row (the KV cache's append) equals the
+// scalar F32ToF16 bit for bit: each half and the float just below and
+// above it, every midpoint between neighbours (ties to even), values past
+// the largest half, float denormals, infinities and NaNs with payloads;
+// rows of every length 1..17 (the tails), with the caller's MXCSR as it is
+// and with FTZ and DAZ set (as attention's scope sets them).
+TEST(QuantTest, F16RowsMatchTheScalarConversionBitForBit) {
+  std::vector<float> values;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = F16ToF32(static_cast<uint16_t>(h));
+    values.push_back(f);
+    if (std::isfinite(f)) {
+      values.push_back(std::nextafter(f, -INFINITY));
+      values.push_back(std::nextafter(f, INFINITY));
+      if ((h & 0x7FFF) < 0x7BFF) {
+        values.push_back((f + F16ToF32(static_cast<uint16_t>(h + 1))) / 2);
+      }
+    }
+  }
+  for (float f : {65504.0f, 65519.0f, 65520.0f, 1e5f, 3e38f, 1e-40f, -1e-45f, 5.9604645e-8f,
+                  2.9802322e-8f, 2.9802326e-8f}) {
+    values.push_back(f);
+    values.push_back(-f);
+  }
+  for (uint32_t bits : {0x7F800001u, 0x7FC00000u, 0x7FA5A5A5u, 0xFFFFFFFFu, 0x7F802000u}) {
+    values.push_back(std::bit_cast<float>(bits));
+  }
+  const auto check = [&](const KernelTable& table, const char* mxcsr) {
+    const QuantizeRowFn quantize = table.f16.quantize_row;
+    std::vector<uint16_t> got(values.size());
+    quantize(values.data(), got.data(), static_cast<int64_t>(values.size()));
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(got[i], F32ToF16(values[i]))
+          << table.name << " " << mxcsr << " value bits " << std::hex
+          << std::bit_cast<uint32_t>(values[i]);
+    }
+    for (int64_t n = 1; n <= 17; ++n) {
+      std::vector<uint16_t> row(n + 1, 0xABCD);
+      quantize(values.data() + 1000, row.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(row[i], F32ToF16(values[1000 + i])) << n;
+      ASSERT_EQ(row[n], 0xABCD) << table.name << " wrote past a row of " << n;
+    }
+  };
+  for (const KernelTable* table : AvailableKernels()) {
+    check(*table, "as is");
+#if defined(__x86_64__)
+    const unsigned saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040u);  // FTZ and DAZ
+    check(*table, "FTZ+DAZ");
+    _mm_setcsr(saved);
+#endif
+  }
 }
 
 TEST(QuantTest, HandBuiltQ8_0BlocksDecode) {

@@ -46,6 +46,17 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   return std::unique_ptr<MappedFile>(new MappedFile(path, data, size));
 }
 
+void MappedFile::ReleasePages(const void* p, size_t n) const {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + n) / page * page;
+  const auto mapped = reinterpret_cast<uintptr_t>(data_);
+  H2O_CHECK(begin >= mapped && begin + n <= mapped + size_);
+  // Advice only: where it fails the pages simply stay.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

@@ -30,6 +30,12 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Lets the OS drop the memory pages wholly inside [p, p + n), a range of
+  // data(), from this process: the bytes stay readable (a later read maps
+  // them from the file again), but bytes copied elsewhere (weights repacked
+  // at load) no longer count twice in resident memory.
+  void ReleasePages(const void* p, size_t n) const;
+
  private:
   MappedFile(std::string path, const uint8_t* data, size_t size)
       : path_(std::move(path)), data_(data), size_(size) {}

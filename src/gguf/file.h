@@ -54,6 +54,9 @@ class File {
   Result<std::vector<float>> GetF32Array(std::string_view key) const;
   Result<std::vector<int32_t>> GetI32Array(std::string_view key) const;
 
+  // MappedFile::ReleasePages for bytes of this file's mapping.
+  void ReleasePages(const void* p, size_t n) const { mapping_->ReleasePages(p, n); }
+
   const std::vector<TensorInfo>& tensors() const { return tensors_; }  // file order
   const TensorInfo* FindTensor(std::string_view name) const;           // nullptr if absent
 

@@ -49,8 +49,24 @@ inline constexpr int64_t GemmScratchBytes(int64_t cols, int64_t n_tokens) {
   return 48 * cols + 8 * n_tokens * (cols / 32 + 1) + 256;
 }
 
+// A backend's own layout of a weight matrix, made once at load so that no
+// GEMM repacks it per call (llama.cpp's CPU_REPACK): rows grouped into
+// panels of 8, 16 or 32 (the backend's choice; a divisor of
+// kPanelAlignRows), each panel's blocks interleaved for its tile. Offered
+// only where it takes no more bytes than the rows themselves: the panels
+// of `rows` rows fit in PanelsBytes(type, rows, cols). PackPanelsFn writes
+// them from rows as stored (row_bytes apart); gemm_panels is then a GemmFn
+// over them with the same contract and results as `gemm` over the rows,
+// bit for bit, except that w points at the panel of the first row, which
+// must be a multiple of kPanelAlignRows (row_bytes is that of the rows as
+// stored).
+using PackPanelsFn = void (*)(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
+                              void* out);
+inline constexpr int64_t kPanelAlignRows = 32;
+
 // At most one of the integer dots is set: dot_row_q8 for the 32-element
 // quantized types, dot_row_q8k for the K-quants, neither for the floats.
+// pack_panels and gemm_panels are set together or not at all.
 struct TypeKernels {
   QuantizeRowFn quantize_row;
   DequantizeRowFn dequantize_row;
@@ -58,6 +74,8 @@ struct TypeKernels {
   DotRowQ8Fn dot_row_q8 = nullptr;
   DotRowQ8KFn dot_row_q8k = nullptr;
   GemmFn gemm = nullptr;
+  PackPanelsFn pack_panels = nullptr;
+  GemmFn gemm_panels = nullptr;
 };
 
 // Contracts as the functions of the same name in ops.h.

@@ -27,7 +27,9 @@ struct VnniZmm {
   static I Dpbusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
   static F ZeroF() { return _mm512_setzero_ps(); }
   static F Broadcast(float v) { return _mm512_set1_ps(v); }
-  static F LoadF(const float* p) { return _mm512_loadu_ps(p); }
+  static F LoadHalves(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static F Cvt(I v) { return _mm512_cvtepi32_ps(v); }
   static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
@@ -41,6 +43,8 @@ struct VnniZmm {
 
 void SetVnniTiles(KernelTable& t) {
   t.q8_0.gemm = Q8Tile<VnniZmm, Q8_0Codes>;
+  t.q8_0.pack_panels = Q8PackPanels<VnniZmm, Q8_0Codes>;
+  t.q8_0.gemm_panels = Q8TilePanels<VnniZmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniZmm, Q4_0Codes>;
   t.q4_1.gemm = Q8Tile<VnniZmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniZmm, Q5_0Codes>;

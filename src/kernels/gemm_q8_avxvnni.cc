@@ -28,7 +28,9 @@ struct VnniYmm {
   static I Dpbusd(I acc, I u, I s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
   static F ZeroF() { return _mm256_setzero_ps(); }
   static F Broadcast(float v) { return _mm256_set1_ps(v); }
-  static F LoadF(const float* p) { return _mm256_loadu_ps(p); }
+  static F LoadHalves(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static F Cvt(I v) { return _mm256_cvtepi32_ps(v); }
   static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
@@ -48,6 +50,8 @@ struct VnniYmm {
 
 void SetVnniTiles(KernelTable& t) {
   t.q8_0.gemm = Q8Tile<VnniYmm, Q8_0Codes>;
+  t.q8_0.pack_panels = Q8PackPanels<VnniYmm, Q8_0Codes>;
+  t.q8_0.gemm_panels = Q8TilePanels<VnniYmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniYmm, Q4_0Codes>;
   t.q4_1.gemm = Q8Tile<VnniYmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniYmm, Q5_0Codes>;

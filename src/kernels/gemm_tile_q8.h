@@ -5,11 +5,14 @@
 // linkage, as their rules ask.
 //
 // Rows lie along the vector lanes: a panel of kPanelRows rows is repacked
-// per call so that one vector holds four consecutive codes of S::kRows
-// rows (unsigned, code + offset), and the activation's four codes are
-// broadcast to every lane. So each weight vector serves RN tokens and each
-// broadcast RV row vectors, and a block's int32 sums come out one lane per
-// row, ready for the per-block float step without a horizontal sum.
+// so that one vector holds four consecutive codes of S::kRows rows
+// (unsigned, code + offset), and the activation's four codes are broadcast
+// to every lane. So each weight vector serves RN tokens and each broadcast
+// RV row vectors, and a block's int32 sums come out one lane per row, ready
+// for the per-block float step without a horizontal sum. The repack
+// happens per call (Q8Tile), or once at load for q8_0, whose panels take
+// exactly the bytes of its rows (Q8PackPanels and Q8TilePanels, the
+// table's pack_panels and gemm_panels).
 //
 // Order of operations: per block the exact integer sum, then the
 // reference's float expression (ref_quant.cc, ref_quant_ext.cc) lane by
@@ -90,16 +93,20 @@ struct Q5_1Codes {
   static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
 };
 
-// A panel of kRows rows, all blocks: codes[b][g][row][4] (bytes 4g..4g+3 of
-// each row's block b, so one vector load gives a group for S::kRows rows),
-// then d[b][row] and (types with a min) dmin[b][row] = -m. Rows past the
-// matrix are zero (their lanes compute zeros that are never stored).
-template <int kRows>
-struct Panel {
-  uint8_t* codes;
-  float* d;
-  float* dmin;
-};
+// A panel of kRows rows is its blocks one after another; block b holds
+// codes[g][row][4] (bytes 4g..4g+3 of each row's block b, so one vector
+// load gives a group for S::kRows rows), then d[row] and (types with a min)
+// dmin[row] = -m, as halves. Rows past the matrix are zero (their lanes
+// compute zeros that are never stored). Block-major, so a sweep streams
+// the panel front to back, and for q8_0 a block of the panel is exactly
+// the bytes of the kRows rows' blocks it came from.
+template <typename Kind, int kRows>
+inline constexpr size_t kPanelBlockBytes = kRows * (32 + (Kind::kHasMin ? 4 : 2));
+
+template <typename Kind, int kRows>
+size_t PanelBytes(int64_t n_blocks) {
+  return static_cast<size_t>(n_blocks) * kPanelBlockBytes<Kind, kRows>;
+}
 
 // Eight rows' blocks b (codes u[0..7], 32 bytes each) to their place: an
 // 8 x 8 transpose of dwords, row i's group g landing at out[g * stride +
@@ -125,13 +132,15 @@ struct Panel {
   }
 }
 
+// The n_rows (<= kRows) rows at w, row_bytes apart, as one panel at out.
 template <typename Kind, int kRows>
 void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blocks,
-               const Panel<kRows>& p) {
+               uint8_t* out) {
   using Block = typename Kind::Block;
   constexpr size_t kGroupStride = 4 * kRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
-    uint8_t* codes = p.codes + b * 8 * kGroupStride;
+    uint8_t* codes = out + b * kPanelBlockBytes<Kind, kRows>;
+    auto* d = reinterpret_cast<uint16_t*>(codes + 32 * kRows);
     for (int unit = 0; unit < kRows; unit += 8) {
       __m256i u[8];
       for (int i = 0; i < 8; ++i) {
@@ -139,12 +148,13 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
         if (r < n_rows) {
           const Block& block = reinterpret_cast<const Block*>(w + r * row_bytes)[b];
           u[i] = Kind::Codes(block);
-          p.d[b * kRows + r] = _cvtsh_ss(block.d);
-          if constexpr (Kind::kHasMin) p.dmin[b * kRows + r] = -_cvtsh_ss(block.m);
+          d[r] = block.d;
+          // Flipping the sign bit negates a half exactly.
+          if constexpr (Kind::kHasMin) d[kRows + r] = static_cast<uint16_t>(block.m ^ 0x8000u);
         } else {
           u[i] = _mm256_setzero_si256();
-          p.d[b * kRows + r] = 0.0f;
-          if constexpr (Kind::kHasMin) p.dmin[b * kRows + r] = 0.0f;
+          d[r] = 0;
+          if constexpr (Kind::kHasMin) d[kRows + r] = 0;
         }
       }
       StoreTransposed8(u, codes + 4 * unit, kGroupStride);
@@ -179,7 +189,7 @@ struct Hints {
 // y[t * ldy + r] for the RV * S::kRows = kRows rows of a panel (n_valid of
 // them stored) and RN tokens.
 template <typename S, typename Kind, int kRows, int RV, int RN>
-void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActSide& side,
+void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSide& side,
              int64_t n_blocks, float* y, int64_t ldy, const Hints& hints) {
   using I = typename S::I;
   using F = typename S::F;
@@ -198,7 +208,8 @@ void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActS
       const I start = Kind::kOffset != 0 ? S::Broadcast(side.start[t * n_blocks + b]) : S::ZeroI();
       for (int v = 0; v < RV; ++v) isum[v][t] = start;
     }
-    const uint8_t* codes = p.codes + b * 8 * kRows * 4;
+    const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
+    const auto* scales = reinterpret_cast<const uint16_t*>(codes + 32 * kRows);
     for (int g = 0; g < 8; ++g) {
       I wv[RV];
       for (int v = 0; v < RV; ++v) wv[v] = S::LoadI(codes + (g * kRows + v * P) * 4);
@@ -210,9 +221,9 @@ void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActS
       }
     }
     for (int v = 0; v < RV; ++v) {
-      const F dw = S::LoadF(p.d + b * kRows + v * P);
+      const F dw = S::LoadHalves(scales + v * P);
       F dmin = S::ZeroF();
-      if constexpr (Kind::kHasMin) dmin = S::LoadF(p.dmin + b * kRows + v * P);
+      if constexpr (Kind::kHasMin) dmin = S::LoadHalves(scales + kRows + v * P);
       for (int t = 0; t < RN; ++t) {
         const F dx = S::Broadcast(x[t * n_blocks + b].d);
         F term = S::Mul(S::Mul(dw, dx), S::Cvt(isum[v][t]));
@@ -232,7 +243,7 @@ void Q8Micro(const Panel<kRows>& p, int n_valid, const BlockQ8Act* x, const ActS
 }
 
 template <typename S, typename Kind, int kRows>
-using Q8MicroFn = void (*)(const Panel<kRows>&, int, const BlockQ8Act*, const ActSide&, int64_t,
+using Q8MicroFn = void (*)(const uint8_t*, int, const BlockQ8Act*, const ActSide&, int64_t,
                            float*, int64_t, const Hints&);
 
 // The token tails: Q8Micro with 1..S::kRN tokens.
@@ -251,51 +262,99 @@ uint8_t* Align64(void* p) {
   return reinterpret_cast<uint8_t*>((address + 63) / 64 * 64);
 }
 
-// The GemmFn: activation side data once per call, then per panel of
-// kPanelRows rows a repack and a sweep over the tokens S::kRN at a time
-// (RV = kPanelRows / S::kRows row vectors per step; a panel's last vector
-// may be partly past the matrix).
+// The activations' side data (ActSide), per token and block, at `space`.
+template <typename Kind>
+ActSide MakeActSide(const BlockQ8Act* acts, int64_t n_tokens, int64_t n_blocks, uint8_t* space) {
+  const ActSide side = {reinterpret_cast<int32_t*>(space),
+                        reinterpret_cast<float*>(space) + n_tokens * n_blocks};
+  FillActSide<Kind>(acts, n_tokens * n_blocks, side);
+  return side;
+}
+
+// All tokens over one packed panel, S::kRN at a time (RV = kPanelRows /
+// S::kRows row vectors per step; a panel's last vector may be partly past
+// the matrix). The bytes at `next` (the next panel's source) are hinted
+// into the cache a few lines per block while this panel's tokens run: with
+// few tokens (batched decode) the next panel would otherwise wait on DRAM
+// with nothing to overlap it. A burst of hints would stall on the
+// line-fill buffers instead.
+template <typename S, typename Kind>
+void SweepPanel(const uint8_t* panel, int n_valid, const BlockQ8Act* acts, const ActSide& side,
+                int64_t n_tokens, int64_t n_blocks, float* y, int64_t ldy, const char* next,
+                int64_t next_bytes) {
+  constexpr int kRows = S::kPanelRows;
+  static constexpr Q8Kernels<S, Kind, kRows, kRows / S::kRows> kFull;
+  const int64_t n_calls = (n_tokens + S::kRN - 1) / S::kRN;
+  const int64_t next_lines = (next_bytes + 63) / 64;
+  const int64_t lines_per_call = (next_lines + n_calls - 1) / n_calls;
+  const int lines_per_block = static_cast<int>((lines_per_call + n_blocks - 1) / n_blocks);
+  int64_t hinted = 0;
+  for (int64_t t = 0; t < n_tokens; t += S::kRN) {
+    const int64_t call_lines =
+        next_lines - hinted < lines_per_call ? next_lines - hinted : lines_per_call;
+    const Hints hints = {next + hinted * 64, call_lines, lines_per_block};
+    hinted += call_lines;
+    const int64_t rn = n_tokens - t < S::kRN ? n_tokens - t : S::kRN;
+    const ActSide token_side = {side.start + t * n_blocks, side.sum + t * n_blocks};
+    kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, token_side, n_blocks, y + t * ldy, ldy,
+                     hints);
+  }
+}
+
+// The GemmFn over the file's rows: activation side data once per call,
+// then per panel of kPanelRows rows a repack into scratch and a sweep.
 template <typename S, typename Kind>
 void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
             int64_t cols, float* y, int64_t ldy, void* scratch) {
   constexpr int kRows = S::kPanelRows;
-  constexpr int RV = kRows / S::kRows;
   const int64_t n_blocks = cols / 32;
   const auto* acts = static_cast<const BlockQ8Act*>(x);
-  uint8_t* space = Align64(scratch);
-  const Panel<kRows> panel = {space, reinterpret_cast<float*>(space + kRows * cols),
-                              reinterpret_cast<float*>(space + kRows * cols + kRows * cols / 8)};
-  space += kRows * cols + 2 * (kRows * cols / 8);
-  const ActSide side = {reinterpret_cast<int32_t*>(space),
-                        reinterpret_cast<float*>(space) + n_tokens * n_blocks};
-  FillActSide<Kind>(acts, n_tokens * n_blocks, side);
-  static constexpr Q8Kernels<S, Kind, kRows, RV> kFull;
+  uint8_t* panel = Align64(scratch);
+  const ActSide side = MakeActSide<Kind>(acts, n_tokens, n_blocks,
+                                         panel + PanelBytes<Kind, kRows>(n_blocks));
   const auto* base = static_cast<const uint8_t*>(w);
-  // The next panel's rows (contiguous bytes) are hinted into the cache a
-  // few lines per block while this panel's tokens run: the repack would
-  // otherwise wait on DRAM with nothing to overlap it, which at a few
-  // tokens (batched decode) costs as much as the arithmetic. A burst of
-  // hints would stall on the line-fill buffers instead.
-  const int64_t n_calls = (n_tokens + S::kRN - 1) / S::kRN;
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
     PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks, panel);
     const int64_t next_rows = n_rows - r - n_valid < kRows ? n_rows - r - n_valid : kRows;
-    const char* next = reinterpret_cast<const char*>(base + (r + n_valid) * row_bytes);
-    const int64_t next_lines = (next_rows * static_cast<int64_t>(row_bytes) + 63) / 64;
-    const int64_t lines_per_call = (next_lines + n_calls - 1) / n_calls;
-    const int lines_per_block = static_cast<int>((lines_per_call + n_blocks - 1) / n_blocks);
-    int64_t hinted = 0;
-    for (int64_t t = 0; t < n_tokens; t += S::kRN) {
-      const int64_t call_lines =
-          next_lines - hinted < lines_per_call ? next_lines - hinted : lines_per_call;
-      const Hints hints = {next + hinted * 64, call_lines, lines_per_block};
-      hinted += call_lines;
-      const int64_t rn = n_tokens - t < S::kRN ? n_tokens - t : S::kRN;
-      const ActSide token_side = {side.start + t * n_blocks, side.sum + t * n_blocks};
-      kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, token_side, n_blocks, y + t * ldy + r,
-                       ldy, hints);
-    }
+    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy,
+                        reinterpret_cast<const char*>(base + (r + n_valid) * row_bytes),
+                        next_rows * static_cast<int64_t>(row_bytes));
+  }
+}
+
+// The table's pack_panels: n_rows rows of `cols` columns at w, row_bytes
+// apart, as ceil(n_rows / kPanelRows) panels one after another at out.
+template <typename S, typename Kind>
+void Q8PackPanels(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols, void* out) {
+  constexpr int kRows = S::kPanelRows;
+  const int64_t n_blocks = cols / 32;
+  const auto* base = static_cast<const uint8_t*>(w);
+  auto* panels = static_cast<uint8_t*>(out);
+  for (int64_t r = 0; r < n_rows; r += kRows) {
+    const int64_t n_valid = n_rows - r < kRows ? n_rows - r : kRows;
+    PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks,
+                           panels + (r / kRows) * PanelBytes<Kind, kRows>(n_blocks));
+  }
+}
+
+// The table's gemm_panels: Q8Tile over panels Q8PackPanels made (w at the
+// panel of the first row), no repack.
+template <typename S, typename Kind>
+void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const void* x,
+                  int64_t n_tokens, int64_t cols, float* y, int64_t ldy, void* scratch) {
+  constexpr int kRows = S::kPanelRows;
+  const int64_t n_blocks = cols / 32;
+  const size_t panel_bytes = PanelBytes<Kind, kRows>(n_blocks);
+  const auto* acts = static_cast<const BlockQ8Act*>(x);
+  const ActSide side = MakeActSide<Kind>(acts, n_tokens, n_blocks, Align64(scratch));
+  const auto* panels = static_cast<const uint8_t*>(w);
+  for (int64_t r = 0; r < n_rows; r += kRows) {
+    const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
+    const uint8_t* panel = panels + (r / kRows) * panel_bytes;
+    const int64_t next_bytes = r + kRows < n_rows ? static_cast<int64_t>(panel_bytes) : 0;
+    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy,
+                        reinterpret_cast<const char*>(panel + panel_bytes), next_bytes);
   }
 }
 

@@ -20,10 +20,6 @@ namespace {
 // the panel of weights being swept over them.
 constexpr int64_t kTokenBlockBytes = 768 * 1024;
 
-// Row ranges of threads start on a multiple of this (a whole number of the
-// tiles' row panels).
-constexpr int64_t kRowAlign = 32;
-
 constexpr int64_t kAlign = 64;
 
 template <typename Act>
@@ -62,7 +58,7 @@ void QuantizeBatch(const KernelTable& table, const float* x, int64_t n_tokens, i
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) quantize(x + t * cols, blocks + t * stride, cols);
   };
-  if (pool == nullptr || pool->size() == 1) {
+  if (pool == nullptr || pool->size() == 1 || n_tokens == 1) {
     run(0, n_tokens);
   } else {
     pool->ParallelFor(n_tokens, run);
@@ -78,17 +74,17 @@ int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
   return (bytes + static_cast<int64_t>(sizeof(float)) - 1) / static_cast<int64_t>(sizeof(float));
 }
 
-void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
-            int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
-  H2O_CHECK(rows >= 0 && cols >= 0 && n_tokens >= 0);
-  if (n_tokens == 1) {
-    MatVec(type, w, rows, cols, x, y, pool);
-    return;
-  }
+namespace {
+
+// MatMul by `gemm`, over rows as stored or the backend's panels: thread
+// parts start on a multiple of kPanelAlignRows rows, which is where a panel
+// starts and where its bytes begin in both layouts.
+void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t cols,
+             const float* x, int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
   if (n_tokens == 0 || rows == 0) return;
   H2O_CHECK(cols % TraitsOf(type).block_size == 0);
+  H2O_CHECK(gemm != nullptr);
   const KernelTable& table = ActiveKernels();
-  const TypeKernels& tk = table.For(type);
   const ActFormat format = ActivationFormat(type);
   const int64_t act_bytes = ActBytes(format, cols);
   uint8_t* free_space = AlignUp(scratch);
@@ -102,23 +98,23 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
     acts = free_space;
     free_space += AlignUp(n_tokens * act_bytes);
   }
-  const int64_t block = std::clamp<int64_t>(kTokenBlockBytes / act_bytes, 16, n_tokens);
+  const int64_t block = std::min(std::max<int64_t>(kTokenBlockBytes / act_bytes, 16), n_tokens);
   const int64_t per_thread = AlignUp(GemmScratchBytes(cols, n_tokens));
   const size_t row_bytes = RowBytes(type, cols);
   const auto* base = static_cast<const uint8_t*>(w);
   const int n_threads = pool != nullptr ? pool->size() : 1;
   auto run_part = [&](int64_t part) {
     auto start = [&](int64_t i) {
-      return i == n_threads ? rows : rows * i / n_threads / kRowAlign * kRowAlign;
+      return i == n_threads ? rows : rows * i / n_threads / kPanelAlignRows * kPanelAlignRows;
     };
     const int64_t begin = start(part);
     const int64_t end = start(part + 1);
     if (begin >= end) return;
     void* own = free_space + part * per_thread;
     for (int64_t t = 0; t < n_tokens; t += block) {
-      tk.gemm(base + begin * row_bytes, row_bytes, end - begin,
-              static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t),
-              cols, y + t * rows + begin, rows, own);
+      gemm(base + begin * row_bytes, row_bytes, end - begin,
+           static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t), cols,
+           y + t * rows + begin, rows, own);
     }
   };
   if (n_threads == 1) {
@@ -128,6 +124,57 @@ void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const fl
       for (int64_t part = begin; part < end; ++part) run_part(part);
     });
   }
+}
+
+}  // namespace
+
+void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
+            int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
+  H2O_CHECK(rows >= 0 && cols >= 0 && n_tokens >= 0);
+  if (n_tokens == 1) {
+    MatVec(type, w, rows, cols, x, y, pool);
+    return;
+  }
+  Product(type, ActiveKernels().For(type).gemm, w, rows, cols, x, n_tokens, y, scratch, pool);
+}
+
+bool PanelsOffered(TensorType type) {
+  return IsRunnable(type) && ActiveKernels().For(type).pack_panels != nullptr;
+}
+
+size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols) {
+  const int64_t padded = (rows + kPanelAlignRows - 1) / kPanelAlignRows * kPanelAlignRows;
+  return static_cast<size_t>(padded) * RowBytes(type, cols);
+}
+
+void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,
+                ThreadPool* pool) {
+  H2O_CHECK(PanelsOffered(type) && rows >= 0 && cols % TraitsOf(type).block_size == 0);
+  const PackPanelsFn pack = ActiveKernels().For(type).pack_panels;
+  const size_t row_bytes = RowBytes(type, cols);
+  const int64_t n_chunks = (rows + kPanelAlignRows - 1) / kPanelAlignRows;
+  // Chunks of kPanelAlignRows rows start a panel and take exactly their
+  // rows' bytes, so each packs on its own.
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t first = c * kPanelAlignRows;
+      const size_t offset = static_cast<size_t>(first) * row_bytes;
+      pack(static_cast<const uint8_t*>(w) + offset, row_bytes,
+           std::min(kPanelAlignRows, rows - first), cols, static_cast<uint8_t*>(out) + offset);
+    }
+  };
+  if (pool == nullptr || pool->size() == 1) {
+    run(0, n_chunks);
+  } else {
+    pool->ParallelFor(n_chunks, run);
+  }
+}
+
+void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t cols, const float* x,
+                  int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
+  H2O_CHECK(rows >= 0 && cols >= 0 && n_tokens >= 0);
+  Product(type, ActiveKernels().For(type).gemm_panels, panels, rows, cols, x, n_tokens, y,
+          scratch, pool);
 }
 
 }  // namespace h2o::kernels

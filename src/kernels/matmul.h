@@ -30,4 +30,20 @@ int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads);
 void MatMul(TensorType type, const void* w, int64_t rows, int64_t cols, const float* x,
             int64_t n_tokens, float* y, float* scratch, ThreadPool* pool);
 
+// Weights repacked once into the active backend's panels (dispatch.h,
+// TypeKernels::pack_panels), for every product after: no per-call repack,
+// and one-token products (decode) run the same tile. Only where
+// PanelsOffered(type): the panels take PanelsBytes(type, rows, cols) bytes,
+// no more than the rows rounded up to kPanelAlignRows.
+bool PanelsOffered(TensorType type);
+size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols);
+// Packs rows x cols weights stored as rows at w into `out` (PanelsBytes
+// bytes), rows split over the pool.
+void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,
+                ThreadPool* pool);
+// MatMul over panels PackPanels made: the same y, bit for bit, for any
+// n_tokens (1 included); scratch as MatMul's.
+void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t cols, const float* x,
+                  int64_t n_tokens, float* y, float* scratch, ThreadPool* pool);
+
 }  // namespace h2o::kernels

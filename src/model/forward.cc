@@ -56,7 +56,11 @@ void ForwardPass::ReserveKvCapacity(int32_t kv_capacity) {
 
 void ForwardPass::MatMul(const WeightMatrix& w, const std::vector<float>& bias, const float* x,
                          int32_t n, float* y, kernels::ThreadPool* pool) {
-  kernels::MatMul(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
+  if (w.panels) {
+    kernels::MatMulPanels(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
+  } else {
+    kernels::MatMul(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
+  }
   if (bias.empty()) return;
   for (int32_t t = 0; t < n; ++t) {
     float* row = y + static_cast<size_t>(t) * w.rows;

@@ -2,7 +2,8 @@
 
 namespace h2o {
 
-Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+Result<std::unique_ptr<Model>> Model::Load(const std::string& path,
+                                           const ModelLoadOptions& options) {
   auto file = gguf::File::Open(path);
   if (!file.ok()) return file.status();
   std::unique_ptr<Model> model(new Model());
@@ -13,6 +14,9 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   auto weights = LoadWeights(*model->file_, model->hparams_);
   if (!weights.ok()) return weights.status().WithContext(path);
   model->weights_ = std::move(weights).value();
+  if (options.repack) {
+    model->panels_ = WeightPanels::Pack(model->weights_, *model->file_, options.n_threads);
+  }
   model->MakeRopes();
   return model;
 }

@@ -17,12 +17,14 @@ class File;
 
 // A 2-D weight matrix [rows][cols] stored row-major in `type`: row r holds
 // output r's input weights (GGUF dims = {cols, rows}). data == nullptr: the
-// model has no such matrix.
+// model has no such matrix. panels: data holds the kernels' panels of the
+// rows (kernels::PackPanels), not the rows themselves.
 struct WeightMatrix {
   TensorType type = TensorType::kF32;
   const void* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
+  bool panels = false;
   size_t row_bytes() const { return RowBytes(type, cols); }
 };
 

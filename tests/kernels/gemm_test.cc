@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "kernels/test_util.h"
 
@@ -182,6 +183,47 @@ TEST(GemmTest, ValueDoesNotDependOnTheTile) {
       }
     }
   }
+}
+
+// Panels packed once (pack_panels) give what the reference's twin gives
+// over the rows, bit for bit: every row count around the panel sizes (8,
+// 16, 32), so the last panel is partly past the matrix; one token (decode)
+// up to 64; and a product that starts at a later kPanelAlignRows boundary,
+// as MatMul's threads do. The panels fit in PanelsBytes (the sanitizer
+// build checks the packer writes no further).
+TEST(GemmTest, PanelsPackedOnceMatchTheTwin) {
+  int offered = 0;
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : AllTypes()) {
+      const TypeKernels& tk = table->For(type);
+      ASSERT_EQ(tk.pack_panels == nullptr, tk.gemm_panels == nullptr) << table->name;
+      if (tk.pack_panels == nullptr) continue;
+      ++offered;
+      for (int64_t rows : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 70, 97}) {
+        for (int64_t n : {1, 2, 3, 4, 5, 6, 9, 16, 31, 33, 64}) {
+          const Problem p = MakeProblem(type, rows, Cols(type), n, static_cast<uint32_t>(rows * n));
+          std::vector<uint8_t> panels(PanelsBytes(type, rows, p.cols));
+          tk.pack_panels(p.w.data(), p.row_bytes(), rows, p.cols, panels.data());
+          const std::vector<float> want = RunTile(RefKernels(), p);
+          std::vector<uint8_t> scratch(GemmScratchBytes(p.cols, n));
+          for (int64_t first = 0; first < rows; first += kPanelAlignRows) {
+            const int64_t nr = rows - first;
+            std::vector<float> y(n * nr, -7.0f);
+            tk.gemm_panels(panels.data() + first * p.row_bytes(), p.row_bytes(), nr,
+                           p.acts.data(), n, p.cols, y.data(), nr, scratch.data());
+            for (int64_t t = 0; t < n; ++t) {
+              for (int64_t r = 0; r < nr; ++r) {
+                ASSERT_EQ(y[t * nr + r], want[t * rows + first + r])
+                    << table->name << " " << TypeName(type) << " rows=" << rows << " n=" << n
+                    << " first=" << first << " r=" << r << " t=" << t;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (offered == 0) GTEST_SKIP() << "no backend on this CPU packs panels";
 }
 
 // The tile writes exactly its rows and tokens of y.

@@ -81,6 +81,41 @@ TEST(MatMul, EqualsPerTokenMatVecAtEveryTokenCount) {
   }
 }
 
+// Weights packed once into the active backend's panels give MatMul's y
+// bit for bit at every token count, one token (decode) included, whatever
+// the threads.
+TEST(MatMul, PanelsEqualTheRows) {
+  ThreadPool pool2(2), pool3(3);
+  int offered = 0;
+  for (TensorType type : testing::AllTypes()) {
+    if (!PanelsOffered(type)) continue;
+    ++offered;
+    const int64_t cols = 96;
+    for (int64_t rows : {37, 70, 129}) {
+      const std::vector<float> wf = testing::RandomVector(rows * cols, static_cast<uint32_t>(rows));
+      const std::vector<uint8_t> w = testing::StoreRow(type, wf);
+      std::vector<uint8_t> panels(PanelsBytes(type, rows, cols));
+      PackPanels(type, w.data(), rows, cols, panels.data(), &pool3);
+      const std::vector<float> x = testing::RandomVector(100 * cols, 9);
+      for (int64_t n : {1, 2, 7, 32, 33, 100}) {
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+          const int threads = pool == nullptr ? 1 : pool->size();
+          std::vector<float> want(n * rows), got(n * rows, -1.0f);
+          std::vector<float> scratch(MatMulScratchFloats(cols, n, threads));
+          MatMul(type, w.data(), rows, cols, x.data(), n, want.data(), scratch.data(), pool);
+          MatMulPanels(type, panels.data(), rows, cols, x.data(), n, got.data(), scratch.data(),
+                       pool);
+          for (int64_t i = 0; i < n * rows; ++i) {
+            ASSERT_EQ(got[i], want[i]) << testing::TypeName(type) << " rows " << rows << " n "
+                                       << n << " threads " << threads << " i " << i;
+          }
+        }
+      }
+    }
+  }
+  if (offered == 0) GTEST_SKIP() << "the active backend packs no panels";
+}
+
 // Every backend's register-blocked product against a double dot, over
 // shapes that leave every kind of remainder (rows, tokens, columns).
 TEST(GemmF32, EveryBackendMatchesDoubleDot) {

@@ -54,6 +54,13 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk, bool
                  "write the kept positions and scores per layer and KV head as JSON at the end");
   cmd.add_flag("--check-tensors", flags.check_tensors,
                "scan every weight for NaN and Inf at load (a pass over the file)");
+  AddNoRepackFlag(cmd, flags.no_repack);
+}
+
+void AddNoRepackFlag(CLI::App& cmd, bool& no_repack) {
+  cmd.add_flag("--no-repack", no_repack,
+               "use the file's q8_0 weight rows as they are, not a copy repacked at load for the "
+                "matrix kernels (less private memory, pages shared between processes; slower)");
 }
 
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
@@ -105,7 +112,9 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
 }
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
-  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(flags.model_path));
+  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::Load(flags.model_path, {.repack = !flags.no_repack,
+                                                      .n_threads = ThreadCount(flags)}));
   // A KV type this model's heads cannot hold stops every command here, the
   // server before it listens rather than at each request.
   H2O_ASSIGN_OR_RETURN(const std::vector<KvTypes> kv_types, KvTypeList(flags));

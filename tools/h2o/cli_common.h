@@ -30,14 +30,19 @@ struct ModelFlags {
   bool kv_pos_shift = false;
   std::string kv_dump_path;
   bool check_tensors = false;
+  bool no_repack = false;
 };
 
 // Adds -m/--model (required), -c/--ctx-size, -t/--threads, -b/--batch-size
 // (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-pos-shift,
-// --kv-dump, --check-tensors. kv_type_list: --kv-type takes a
+// --kv-dump, --check-tensors, --no-repack. kv_type_list: --kv-type takes a
 // comma-separated list (a sweep: KvTypeList), not one type.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk,
                    bool kv_type_list = false);
+
+// --no-repack (ModelLoadOptions::repack off), for commands with their own
+// model flags (bench).
+void AddNoRepackFlag(CLI::App& cmd, bool& no_repack);
 
 struct SamplingFlags {
   SamplerOptions options;

@@ -47,6 +47,7 @@ struct BenchFlags {
   int32_t kv_mem_full = 0;  // > 0: the KV memory is this many full caches' reservations
   std::string kv_mem = "1GiB";
   int32_t batch_tokens = 512;
+  bool no_repack = false;
 };
 
 // Each occurrence of a list flag is itself a comma-separated list.
@@ -158,7 +159,8 @@ int RunThroughputMode(const BenchFlags& f, const std::vector<KvSpec>& specs, int
   o.batch_tokens = std::max(f.batch_tokens, o.chunk);
   o.kv_types = bench.kv_types;
   o.seed = bench.seed;
-  auto model_result = Model::Load(f.model_path);
+  auto model_result =
+      Model::Load(f.model_path, {.repack = !f.no_repack, .n_threads = bench.n_threads});
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
   if (Status s = CheckKvTypes(o.kv_types, model.hparams().head_dim); !s.ok()) return Fail(s);
@@ -332,7 +334,8 @@ int RunBench(const BenchFlags& f) {
     return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
   }
 
-  auto model_result = Model::Load(f.model_path);
+  auto model_result =
+      Model::Load(f.model_path, {.repack = !f.no_repack, .n_threads = options.n_threads});
   if (!model_result.ok()) return Fail(model_result.status());
   const Model& model = **model_result;
   if (Status s = CheckKvTypes(options.kv_types, model.hparams().head_dim); !s.ok()) return Fail(s);
@@ -508,6 +511,7 @@ Command RegisterBench(CLI::App& app) {
                 "no untimed warm-up run of each test before its timed runs");
   cmd->add_option("-t,--threads", f->n_threads, "threads (default: all)")
       ->check(CLI::NonNegativeNumber);
+  AddNoRepackFlag(*cmd, f->no_repack);
   cmd->add_option("-b,--batch-size,--chunk", f->chunk,
                   "tokens per forward pass for depth filling and pp (0: all at once)")
       ->check(CLI::NonNegativeNumber)

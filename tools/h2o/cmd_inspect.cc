@@ -57,7 +57,8 @@ int RunInspect(const InspectFlags& f) {
   if (!file_result.ok()) return Fail(file_result.status());
   const gguf::File& file = **file_result;
   // Everything that can fail is checked before anything is printed.
-  auto model = Model::Load(f.model_path);
+  // Sizes and estimates only: nothing is computed, so nothing is repacked.
+  auto model = Model::Load(f.model_path, {.repack = false});
   int32_t n_ctx = 0;
   std::optional<KvPlan> plan;
   if (model.ok()) {

@@ -25,6 +25,8 @@ struct VnniZmm {
   static I Broadcast(int32_t v) { return _mm512_set1_epi32(v); }
   static I LoadI(const uint8_t* p) { return _mm512_loadu_si512(p); }
   static I Dpbusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  static I Low4(I v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+  static I High4(I v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
   static F ZeroF() { return _mm512_setzero_ps(); }
   static F Broadcast(float v) { return _mm512_set1_ps(v); }
   static F LoadHalves(const uint16_t* p) {
@@ -46,6 +48,8 @@ void SetVnniTiles(KernelTable& t) {
   t.q8_0.pack_panels = Q8PackPanels<VnniZmm, Q8_0Codes>;
   t.q8_0.gemm_panels = Q8TilePanels<VnniZmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniZmm, Q4_0Codes>;
+  t.q4_0.pack_panels = Q8PackPanels<VnniZmm, Q4_0Nibbles>;
+  t.q4_0.gemm_panels = Q8TilePanels<VnniZmm, Q4_0Nibbles>;
   t.q4_1.gemm = Q8Tile<VnniZmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniZmm, Q5_0Codes>;
   t.q5_1.gemm = Q8Tile<VnniZmm, Q5_1Codes>;

@@ -26,6 +26,8 @@ struct VnniYmm {
   static I Broadcast(int32_t v) { return _mm256_set1_epi32(v); }
   static I LoadI(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const I*>(p)); }
   static I Dpbusd(I acc, I u, I s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
+  static I Low4(I v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
+  static I High4(I v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
   static F ZeroF() { return _mm256_setzero_ps(); }
   static F Broadcast(float v) { return _mm256_set1_ps(v); }
   static F LoadHalves(const uint16_t* p) {
@@ -53,6 +55,8 @@ void SetVnniTiles(KernelTable& t) {
   t.q8_0.pack_panels = Q8PackPanels<VnniYmm, Q8_0Codes>;
   t.q8_0.gemm_panels = Q8TilePanels<VnniYmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniYmm, Q4_0Codes>;
+  t.q4_0.pack_panels = Q8PackPanels<VnniYmm, Q4_0Nibbles>;
+  t.q4_0.gemm_panels = Q8TilePanels<VnniYmm, Q4_0Nibbles>;
   t.q4_1.gemm = Q8Tile<VnniYmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniYmm, Q5_0Codes>;
   t.q5_1.gemm = Q8Tile<VnniYmm, Q5_1Codes>;

@@ -11,8 +11,9 @@
 // RV row vectors, and a block's int32 sums come out one lane per row, ready
 // for the per-block float step without a horizontal sum. The repack
 // happens per call (Q8Tile), or once at load for q8_0, whose panels take
-// exactly the bytes of its rows (Q8PackPanels and Q8TilePanels, the
-// table's pack_panels and gemm_panels).
+// exactly the bytes of its rows, and q4_0 kept in nibbles (Q4_0Nibbles)
+// likewise (Q8PackPanels and Q8TilePanels, the table's pack_panels and
+// gemm_panels).
 //
 // Order of operations: per block the exact integer sum, then the
 // reference's float expression (ref_quant.cc, ref_quant_ext.cc) lane by
@@ -36,8 +37,19 @@ namespace {
 
 // Per type: its block, code offset (code - kOffset is the signed code the
 // reference multiplies), whether it has a min, and Codes(block): the 32
-// unsigned codes in element order.
-struct Q8_0Codes {
+// unsigned codes in element order. A panel stores them as kStoredGroups
+// groups of four bytes per row; Group<S>(at, g, stride) gives group g
+// (codes 4g..4g+3) of S::kRows rows from the stored groups at `at`, stride
+// bytes apart.
+struct ByteGroups {
+  static constexpr int kStoredGroups = 8;
+  template <typename S>
+  static typename S::I Group(const uint8_t* at, int g, size_t stride) {
+    return S::LoadI(at + g * stride);
+  }
+};
+
+struct Q8_0Codes : ByteGroups {
   using Block = BlockQ8_0;
   static constexpr int kOffset = 128;
   static constexpr bool kHasMin = false;
@@ -68,40 +80,57 @@ struct Q8_0Codes {
                           _mm256_set1_epi8(0x10));
 }
 
-struct Q4_0Codes {
+struct Q4_0Codes : ByteGroups {
   using Block = BlockQ4_0;
   static constexpr int kOffset = 8;
   static constexpr bool kHasMin = false;
   static __m256i Codes(const Block& b) { return Nibbles(b.qs); }
 };
-struct Q4_1Codes {
+struct Q4_1Codes : ByteGroups {
   using Block = BlockQ4_1;
   static constexpr int kOffset = 0;
   static constexpr bool kHasMin = true;
   static __m256i Codes(const Block& b) { return Nibbles(b.qs); }
 };
-struct Q5_0Codes {
+struct Q5_0Codes : ByteGroups {
   using Block = BlockQ5_0;
   static constexpr int kOffset = 16;
   static constexpr bool kHasMin = false;
   static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
 };
-struct Q5_1Codes {
+struct Q5_1Codes : ByteGroups {
   using Block = BlockQ5_1;
   static constexpr int kOffset = 0;
   static constexpr bool kHasMin = true;
   static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
 };
 
+// q4_0 kept in nibbles, for panels packed once: the file's bytes qs[4g..4g
+// + 3] stored as group g < 4, whose low nibbles are codes 4g..4g+3 and high
+// nibbles codes 16 + 4g.. (GGML's order), so a panel block takes exactly
+// the bytes of the rows' blocks. Codes() is never called: PackPanel copies
+// the bytes as they are.
+struct Q4_0Nibbles {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static constexpr bool kHasMin = false;
+  static constexpr int kStoredGroups = 4;
+  template <typename S>
+  static typename S::I Group(const uint8_t* at, int g, size_t stride) {
+    return g < 4 ? S::Low4(S::LoadI(at + g * stride)) : S::High4(S::LoadI(at + (g - 4) * stride));
+  }
+};
+
 // A panel of kRows rows is its blocks one after another; block b holds
-// codes[g][row][4] (bytes 4g..4g+3 of each row's block b, so one vector
-// load gives a group for S::kRows rows), then d[row] and (types with a min)
+// codes[g][row][4] (group g of each row's block b, so one vector load
+// gives a group for S::kRows rows), then d[row] and (types with a min)
 // dmin[row] = -m, as halves. Rows past the matrix are zero (their lanes
 // compute zeros that are never stored). Block-major, so a sweep streams
 // the panel front to back, and for q8_0 a block of the panel is exactly
 // the bytes of the kRows rows' blocks it came from.
 template <typename Kind, int kRows>
-inline constexpr size_t kPanelBlockBytes = kRows * (32 + (Kind::kHasMin ? 4 : 2));
+inline constexpr size_t kPanelBlockBytes =
+    kRows * (4 * Kind::kStoredGroups + (Kind::kHasMin ? 4 : 2));
 
 template <typename Kind, int kRows>
 size_t PanelBytes(int64_t n_blocks) {
@@ -140,24 +169,41 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
   constexpr size_t kGroupStride = 4 * kRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
     uint8_t* codes = out + b * kPanelBlockBytes<Kind, kRows>;
-    auto* d = reinterpret_cast<uint16_t*>(codes + 32 * kRows);
-    for (int unit = 0; unit < kRows; unit += 8) {
-      __m256i u[8];
-      for (int i = 0; i < 8; ++i) {
-        const int64_t r = unit + i;
-        if (r < n_rows) {
-          const Block& block = reinterpret_cast<const Block*>(w + r * row_bytes)[b];
-          u[i] = Kind::Codes(block);
-          d[r] = block.d;
-          // Flipping the sign bit negates a half exactly.
-          if constexpr (Kind::kHasMin) d[kRows + r] = static_cast<uint16_t>(block.m ^ 0x8000u);
-        } else {
-          u[i] = _mm256_setzero_si256();
-          d[r] = 0;
-          if constexpr (Kind::kHasMin) d[kRows + r] = 0;
+    auto* d = reinterpret_cast<uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
+    if constexpr (Kind::kStoredGroups == 4) {
+      // Nibbles, once at load: the bytes as they are, a group at a time.
+      for (int64_t r = 0; r < kRows; ++r) {
+        const Block* block =
+            r < n_rows ? reinterpret_cast<const Block*>(w + r * row_bytes) + b : nullptr;
+        for (int g = 0; g < 4; ++g) {
+          uint8_t* to = codes + (g * kRows + r) * 4;
+          if (block != nullptr) {
+            std::memcpy(to, block->qs + 4 * g, 4);
+          } else {
+            std::memset(to, 0, 4);
+          }
         }
+        d[r] = block != nullptr ? block->d : 0;
       }
-      StoreTransposed8(u, codes + 4 * unit, kGroupStride);
+    } else {
+      for (int unit = 0; unit < kRows; unit += 8) {
+        __m256i u[8];
+        for (int i = 0; i < 8; ++i) {
+          const int64_t r = unit + i;
+          if (r < n_rows) {
+            const Block& block = reinterpret_cast<const Block*>(w + r * row_bytes)[b];
+            u[i] = Kind::Codes(block);
+            d[r] = block.d;
+            // Flipping the sign bit negates a half exactly.
+            if constexpr (Kind::kHasMin) d[kRows + r] = static_cast<uint16_t>(block.m ^ 0x8000u);
+          } else {
+            u[i] = _mm256_setzero_si256();
+            d[r] = 0;
+            if constexpr (Kind::kHasMin) d[kRows + r] = 0;
+          }
+        }
+        StoreTransposed8(u, codes + 4 * unit, kGroupStride);
+      }
     }
   }
 }
@@ -209,10 +255,13 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
       for (int v = 0; v < RV; ++v) isum[v][t] = start;
     }
     const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
-    const auto* scales = reinterpret_cast<const uint16_t*>(codes + 32 * kRows);
+    const auto* scales =
+        reinterpret_cast<const uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
     for (int g = 0; g < 8; ++g) {
       I wv[RV];
-      for (int v = 0; v < RV; ++v) wv[v] = S::LoadI(codes + (g * kRows + v * P) * 4);
+      for (int v = 0; v < RV; ++v) {
+        wv[v] = Kind::template Group<S>(codes + v * P * 4, g, 4 * kRows);
+      }
       for (int t = 0; t < RN; ++t) {
         int32_t four;
         std::memcpy(&four, x[t * n_blocks + b].qs + 4 * g, sizeof(four));

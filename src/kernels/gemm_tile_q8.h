@@ -109,9 +109,10 @@ struct Q5_1Codes : ByteGroups {
 // + 3] stored as group g < 4, whose low nibbles are codes 4g..4g+3 and high
 // nibbles codes 16 + 4g.. (GGML's order), so a panel block takes exactly
 // the bytes of the rows' blocks. Codes() is never called: PackPanel copies
-// the bytes as they are.
+// the bytes as they are. Widened: the layout WidenNibbles makes of it.
 struct Q4_0Nibbles {
   using Block = BlockQ4_0;
+  using Widened = Q4_0Codes;
   static constexpr int kOffset = 8;
   static constexpr bool kHasMin = false;
   static constexpr int kStoredGroups = 4;
@@ -387,8 +388,35 @@ void Q8PackPanels(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
   }
 }
 
+// A Q4_0Nibbles panel as a Q4_0Codes one (each group of nibbles split into
+// the two groups of bytes it holds, the scales as they are).
+template <int kRows>
+void WidenNibbles(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
+  constexpr size_t kGroupBytes = 4 * kRows;
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* from = panel + b * kPanelBlockBytes<Q4_0Nibbles, kRows>;
+    uint8_t* to = out + b * kPanelBlockBytes<Q4_0Codes, kRows>;
+    for (int g = 0; g < 4; ++g) {
+      for (size_t i = 0; i < kGroupBytes; i += 32) {
+        const __m256i raw =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + g * kGroupBytes + i));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + g * kGroupBytes + i),
+                            _mm256_and_si256(raw, nibble));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + (g + 4) * kGroupBytes + i),
+                            _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble));
+      }
+    }
+    std::memcpy(to + 8 * kGroupBytes, from + 4 * kGroupBytes, 2 * kRows);
+  }
+}
+
 // The table's gemm_panels: Q8Tile over panels Q8PackPanels made (w at the
-// panel of the first row), no repack.
+// panel of the first row), no repack. Nibbles are widened to bytes once
+// per panel where many sweep steps read it (prefill), cheaper than
+// splitting them again in every step; up to 8 steps (a batch of 32
+// decoding sequences) split them in place, which measured faster than
+// widening (q4_0, 110M and TinyLlama shapes).
 template <typename S, typename Kind>
 void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const void* x,
                   int64_t n_tokens, int64_t cols, float* y, int64_t ldy, void* scratch) {
@@ -396,14 +424,27 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
   const int64_t n_blocks = cols / 32;
   const size_t panel_bytes = PanelBytes<Kind, kRows>(n_blocks);
   const auto* acts = static_cast<const BlockQ8Act*>(x);
-  const ActSide side = MakeActSide<Kind>(acts, n_tokens, n_blocks, Align64(scratch));
+  uint8_t* wide = Align64(scratch);
+  constexpr bool kNibbles = Kind::kStoredGroups == 4;
+  const bool widen = kNibbles && n_tokens > 8 * S::kRN;
+  const ActSide side =
+      MakeActSide<Kind>(acts, n_tokens, n_blocks, wide + PanelBytes<Q4_0Codes, kRows>(n_blocks));
   const auto* panels = static_cast<const uint8_t*>(w);
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
     const uint8_t* panel = panels + (r / kRows) * panel_bytes;
+    const char* next = reinterpret_cast<const char*>(panel + panel_bytes);
     const int64_t next_bytes = r + kRows < n_rows ? static_cast<int64_t>(panel_bytes) : 0;
-    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy,
-                        reinterpret_cast<const char*>(panel + panel_bytes), next_bytes);
+    if constexpr (kNibbles) {
+      if (widen) {
+        WidenNibbles<kRows>(panel, n_blocks, wide);
+        SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, side, n_tokens, n_blocks,
+                                              y + r, ldy, next, next_bytes);
+        continue;
+      }
+    }
+    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy, next,
+                        next_bytes);
   }
 }
 

@@ -1,9 +1,13 @@
-// A model with tensors of types h2o cannot run (the bundled model rewritten
-// with blk.0.attn_q.weight as iq4_nl and an extra iq2_xxs tensor): `h2o
-// inspect` opens it, describes it as usual and lists those tensors.
+// Weight types through the real binary. A model with tensors of types h2o
+// cannot run (the bundled model rewritten with blk.0.attn_q.weight as
+// iq4_nl and an extra iq2_xxs tensor): `h2o inspect` opens it, describes it
+// as usual and lists those tensors. And q8_0 / q4_0 weights give the same
+// results repacked at load or read as stored (--no-repack).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -66,6 +70,38 @@ TEST(WeightTypesCli, RunningSuchAModelNamesTheTensorAndType) {
   testing::ExpectOneErrorLine(r, path +
                                      ": tensor 'blk.0.attn_q.weight' has type iq4_nl, "
                                      "which h2o cannot run (runs: f32, f16, bf16, q4_0");
+}
+
+// --no-repack reads the file's q8_0 and q4_0 rows as they are: the same
+// text out of generate and the same perplexity as the repacked default
+// (whose products are bit for bit the rows'), and bench takes it too.
+TEST(WeightTypesCli, NoRepackGivesTheSameResults) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("h2o_no_repack_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* type : {"q8_0", "q4_0"}) {
+    SCOPED_TRACE(type);
+    const std::string model = (dir / (std::string(type) + ".gguf")).string();
+    const auto made = RunH2o("mkmodel --dim 64 --heads 4 --kv-heads 2 --layers 2 --ffn 96 "
+                             "--vocab-from " + testing::ModelPath() +
+                             " --ctx 256 --sharpen 4 -t 2 --type " + type + " -o " + model);
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const std::string ids = (dir / "ids.txt").string();
+    std::ofstream(ids) << "1 7 42 99 5 64 300 12 8 400 17 3 250 61 88 9\n";
+    for (const std::string& command :
+         {"generate -m " + model + " --tokens \"1 7 42\" -n 12 --temp 0 --ignore-eos -q",
+          "perplexity -m " + model + " --token-file " + ids + " -q"}) {
+      const auto repacked = RunH2o(command);
+      const auto rows = RunH2o(command + " --no-repack");
+      ASSERT_EQ(repacked.exit_code, 0) << repacked.err;
+      ASSERT_EQ(rows.exit_code, 0) << rows.err;
+      EXPECT_FALSE(repacked.out.empty());
+      EXPECT_EQ(rows.out, repacked.out) << command;
+    }
+    const auto bench = RunH2o("bench -m " + model + " -p 8 -n 2 -r 1 --no-warmup --no-repack");
+    EXPECT_EQ(bench.exit_code, 0) << bench.err;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -108,13 +108,11 @@ struct Q5_1Codes : ByteGroups {
 // q4_0 kept in nibbles, for panels packed once: the file's bytes qs[4g..4g
 // + 3] stored as group g < 4, whose low nibbles are codes 4g..4g+3 and high
 // nibbles codes 16 + 4g.. (GGML's order), so a panel block takes exactly
-// the bytes of the rows' blocks. Codes() is never called: PackPanel copies
-// the bytes as they are. Widened: the layout WidenNibbles makes of it.
-struct Q4_0Nibbles {
-  using Block = BlockQ4_0;
+// the bytes of the rows' blocks. Block, offset and min are q4_0's; Codes()
+// is never called: PackPanel copies the bytes as they are. Widened: the
+// layout WidenNibbles makes of it.
+struct Q4_0Nibbles : Q4_0Codes {
   using Widened = Q4_0Codes;
-  static constexpr int kOffset = 8;
-  static constexpr bool kHasMin = false;
   static constexpr int kStoredGroups = 4;
   template <typename S>
   static typename S::I Group(const uint8_t* at, int g, size_t stride) {

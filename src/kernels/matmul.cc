@@ -58,7 +58,7 @@ void QuantizeBatch(const KernelTable& table, const float* x, int64_t n_tokens, i
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) quantize(x + t * cols, blocks + t * stride, cols);
   };
-  if (pool == nullptr || pool->size() == 1 || n_tokens == 1) {
+  if (pool == nullptr || pool->size() == 1) {
     run(0, n_tokens);
   } else {
     pool->ParallelFor(n_tokens, run);
@@ -163,7 +163,7 @@ void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void
            std::min(kPanelAlignRows, rows - first), cols, static_cast<uint8_t*>(out) + offset);
     }
   };
-  if (pool == nullptr || pool->size() == 1) {
+  if (pool == nullptr) {
     run(0, n_chunks);
   } else {
     pool->ParallelFor(n_chunks, run);

@@ -35,7 +35,6 @@ WeightPanels WeightPanels::Pack(ModelWeights& w, const gguf::File& file, int n_t
     file.ReleasePages(m->data, static_cast<size_t>(m->rows) * m->row_bytes());
     m->data = panels.get();
     m->panels = true;
-    out.bytes_ += bytes;
     out.buffers_.push_back(std::move(panels));
   }
   return out;

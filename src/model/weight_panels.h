@@ -24,7 +24,6 @@ class WeightPanels {
   // pack at once. w's views must point into `file`.
   static WeightPanels Pack(ModelWeights& w, const gguf::File& file, int n_threads);
 
-  size_t bytes() const { return bytes_; }
   size_t matrices() const { return buffers_.size(); }
 
  private:
@@ -32,7 +31,6 @@ class WeightPanels {
     void operator()(uint8_t* p) const;
   };
   std::vector<std::unique_ptr<uint8_t[], Free>> buffers_;
-  size_t bytes_ = 0;
 };
 
 }  // namespace h2o

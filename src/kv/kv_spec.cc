@@ -236,6 +236,16 @@ Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
   return Status::Ok();
 }
 
+// "bad value 'N' for 'KEY': expected EXPECTED" where the spec gives `key`
+// a whole number that `fits` refuses; Ok where it fits or is absent.
+Status CheckCount(const KvSpec& spec, const std::string& key, bool (*fits)(uint64_t),
+                  std::string_view expected) {
+  const auto found = spec.params.find(key);
+  if (found == spec.params.end() || fits(found->second.digits)) return Status::Ok();
+  return Status::Error(
+      fmt::format("bad value '{}' for '{}': expected {}", found->second.digits, key, expected));
+}
+
 // The checks a value's form alone cannot make, for parsed and hand-built
 // specs alike: a word is one of its key's words, a number is not a word,
 // decay lies in (0, 1) and comes with score=ema.
@@ -250,24 +260,17 @@ Status CheckValues(const PolicyInfo& policy, const KvSpec& spec) {
     }
     if (info->kind == ValueKind::kWord) H2O_RETURN_IF_ERROR(ParseWord(*info, amount.word).status());
   }
-  if (const auto kernel = spec.params.find("kernel"); kernel != spec.params.end()) {
-    const uint64_t k = kernel->second.digits;
-    if (k % 2 == 0 || k > static_cast<uint64_t>(kInt32Max)) {
-      return Status::Error(fmt::format(
-          "bad value '{}' for 'kernel': expected an odd number of positions up to {} (the "
-          "pooling is centred on each token; 1 is none)",
-          k, kInt32Max));
-    }
-  }
-  if (const auto pyramid = spec.params.find("pyramid"); pyramid != spec.params.end()) {
-    const uint64_t beta = pyramid->second.digits;
-    if (beta < 1 || beta > static_cast<uint64_t>(kInt32Max)) {
-      return Status::Error(fmt::format(
-          "bad value '{}' for 'pyramid': expected an integer from 1 to {} (PyramidKV's beta: the "
-          "top layer keeps 1/beta of the selected tokens; 1 is flat)",
-          beta, kInt32Max));
-    }
-  }
+  constexpr auto kMax = static_cast<uint64_t>(kInt32Max);
+  H2O_RETURN_IF_ERROR(CheckCount(
+      spec, "kernel", [](uint64_t k) { return k % 2 == 1 && k <= kMax; },
+      fmt::format("an odd number of positions up to {} (the pooling is centred on each token; 1 "
+                  "is none)",
+                  kInt32Max)));
+  H2O_RETURN_IF_ERROR(CheckCount(
+      spec, "pyramid", [](uint64_t beta) { return beta >= 1 && beta <= kMax; },
+      fmt::format("an integer from 1 to {} (PyramidKV's beta: the top layer keeps 1/beta of the "
+                  "selected tokens; 1 is flat)",
+                  kInt32Max)));
   if (const auto decay = spec.params.find("decay"); decay != spec.params.end()) {
     const double d = decay->second.value;
     if (!(d > 0 && d < 1) || decay->second.percent) {

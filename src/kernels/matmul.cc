@@ -5,6 +5,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <span>
 
 #include "core/status.h"
 #include "kernels/act_kinds.h"
@@ -76,12 +77,16 @@ int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
 
 namespace {
 
-// MatMul by `gemm`, over rows as stored or the backend's panels: thread
-// parts start on a multiple of kPanelAlignRows rows, which is where a panel
-// starts and where its bytes begin in both layouts.
-void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t cols,
-             const float* x, int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
-  if (n_tokens == 0 || rows == 0) return;
+// Products by `gemm` of one activation batch, over rows as stored or the
+// backend's panels: the batch is quantized once, and thread i takes the
+// i-th share of every product's rows in one pass of the pool, so the
+// products of a layer's input (Q, K, V; gate and up) cost one hand-off
+// instead of one each. Shares start on a multiple of kPanelAlignRows rows,
+// which is where a panel starts and where its bytes begin in both layouts.
+void Product(TensorType type, GemmFn gemm, std::span<const SharedProduct> products, int64_t cols,
+             const float* x, int64_t n_tokens, float* scratch, ThreadPool* pool,
+             const RangeFn* after) {
+  if (n_tokens == 0 || products.empty()) return;
   H2O_CHECK(cols % TraitsOf(type).block_size == 0);
   H2O_CHECK(gemm != nullptr);
   const KernelTable& table = ActiveKernels();
@@ -101,20 +106,32 @@ void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t 
   const int64_t block = std::min(std::max<int64_t>(kTokenBlockBytes / act_bytes, 16), n_tokens);
   const int64_t per_thread = AlignUp(GemmScratchBytes(cols, n_tokens));
   const size_t row_bytes = RowBytes(type, cols);
-  const auto* base = static_cast<const uint8_t*>(w);
   const int n_threads = pool != nullptr ? pool->size() : 1;
+  auto share = [n_threads](int64_t rows, int64_t i) {
+    return i == n_threads ? rows : rows * i / n_threads / kPanelAlignRows * kPanelAlignRows;
+  };
   auto run_part = [&](int64_t part) {
-    auto start = [&](int64_t i) {
-      return i == n_threads ? rows : rows * i / n_threads / kPanelAlignRows * kPanelAlignRows;
-    };
-    const int64_t begin = start(part);
-    const int64_t end = start(part + 1);
-    if (begin >= end) return;
     void* own = free_space + part * per_thread;
-    for (int64_t t = 0; t < n_tokens; t += block) {
-      gemm(base + begin * row_bytes, row_bytes, end - begin,
-           static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t), cols,
-           y + t * rows + begin, rows, own);
+    for (const SharedProduct& p : products) {
+      const int64_t begin = share(p.rows, part);
+      const int64_t end = share(p.rows, part + 1);
+      if (begin >= end) continue;
+      const auto* base = static_cast<const uint8_t*>(p.w);
+      for (int64_t t = 0; t < n_tokens; t += block) {
+        gemm(base + begin * row_bytes, row_bytes, end - begin,
+             static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t),
+             cols, p.y + t * p.y_stride + begin, p.y_stride, own);
+      }
+      if (p.bias == nullptr) continue;
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        float* y = p.y + t * p.y_stride;
+        for (int64_t r = begin; r < end; ++r) y[r] += p.bias[r];
+      }
+    }
+    if (after != nullptr) {
+      const int64_t begin = share(products[0].rows, part);
+      const int64_t end = share(products[0].rows, part + 1);
+      if (begin < end) (*after)(begin, end);
     }
   };
   if (n_threads == 1) {
@@ -124,6 +141,12 @@ void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t 
       for (int64_t part = begin; part < end; ++part) run_part(part);
     });
   }
+}
+
+void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t cols,
+             const float* x, int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
+  const SharedProduct product{w, rows, y, rows, nullptr};
+  Product(type, gemm, {&product, 1}, cols, x, n_tokens, scratch, pool, nullptr);
 }
 
 }  // namespace
@@ -145,6 +168,10 @@ bool PanelsOffered(TensorType type) {
 size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols) {
   const int64_t padded = (rows + kPanelAlignRows - 1) / kPanelAlignRows * kPanelAlignRows;
   return static_cast<size_t>(padded) * RowBytes(type, cols);
+}
+
+bool RowsSplitAt(bool panels, int64_t first) {
+  return !panels || first % kPanelAlignRows == 0;
 }
 
 void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,
@@ -175,6 +202,30 @@ void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t col
   H2O_CHECK(rows >= 0 && cols >= 0 && n_tokens >= 0);
   Product(type, ActiveKernels().For(type).gemm_panels, panels, rows, cols, x, n_tokens, y,
           scratch, pool);
+}
+
+void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> products,
+                  int64_t cols, const float* x, int64_t n_tokens, float* scratch,
+                  ThreadPool* pool, const RangeFn* after) {
+  H2O_CHECK(cols >= 0 && n_tokens >= 0);
+  for (const SharedProduct& p : products) {
+    H2O_CHECK(p.rows >= 0 && p.y_stride >= p.rows);
+    H2O_CHECK(after == nullptr || p.rows == products[0].rows);
+  }
+  if (n_tokens == 1 && !panels) {
+    // One token over rows as stored: MatVec per product, as MatMul does.
+    for (const SharedProduct& p : products) {
+      MatVec(type, p.w, p.rows, cols, x, p.y, pool);
+      for (int64_t r = 0; p.bias != nullptr && r < p.rows; ++r) p.y[r] += p.bias[r];
+    }
+    if (after != nullptr && !products.empty() && products[0].rows > 0) {
+      (*after)(0, products[0].rows);
+    }
+    return;
+  }
+  const TypeKernels& kernels = ActiveKernels().For(type);
+  Product(type, panels ? kernels.gemm_panels : kernels.gemm, products, cols, x, n_tokens,
+          scratch, pool, after);
 }
 
 }  // namespace h2o::kernels

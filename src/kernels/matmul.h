@@ -2,12 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/tensor_type.h"
+#include "kernels/thread_pool.h"
 
 namespace h2o::kernels {
-
-class ThreadPool;
 
 // Floats of scratch MatMul needs for up to n_tokens tokens of at most cols
 // columns with a pool of n_threads threads (the caller counted): a
@@ -45,5 +45,30 @@ void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void
 // n_tokens (1 included); scratch as MatMul's.
 void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t cols, const float* x,
                   int64_t n_tokens, float* y, float* scratch, ThreadPool* pool);
+// Whether rows [first, ...) of a matrix in either layout are themselves a
+// matrix of that layout starting first * row_bytes in (a panel starts there).
+bool RowsSplitAt(bool panels, int64_t first);
+
+// One product of a batch that several weight matrices share: y[t * y_stride
+// + r] = dot(w row r, x[t]) (+ bias[r] when bias is not null).
+struct SharedProduct {
+  const void* w;  // rows as stored, or panels (MatMulPanels)
+  int64_t rows;
+  float* y;
+  int64_t y_stride;  // >= rows
+  const float* bias;
+};
+
+// The products of one x by matrices of one type and layout (panels or rows
+// as stored), each the y of MatMul / MatMulPanels bit for bit, at the cost
+// of one quantization of x and one pass of the pool: every thread takes the
+// same share of each product's rows. When `after` is given (all products
+// then have the same rows), each thread calls it with its share [begin,
+// end) once its products are done, so an element-wise step on those rows
+// (the gate of a gated FFN) runs there instead of on one thread after.
+// scratch as MatMul's for cols and n_tokens.
+void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> products,
+                  int64_t cols, const float* x, int64_t n_tokens, float* scratch,
+                  ThreadPool* pool, const RangeFn* after = nullptr);
 
 }  // namespace h2o::kernels

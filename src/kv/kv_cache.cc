@@ -121,8 +121,11 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
     slot = high_water_[h]++;
   }
   if (slot >= config_.layer_budget(layer)) {
-    H2O_CHECK(spill_layer_ < 0 || spill_layer_ == layer);
-    spill_layer_ = layer;
+    // One layer's tokens in the spill at a time.
+    int32_t spilled = -1;
+    const bool claimed =
+        spill_layer_.compare_exchange_strong(spilled, layer, std::memory_order_relaxed);
+    H2O_CHECK(claimed || spilled == layer);
   }
   // Quantized once here; attention reads the stored rows as they are.
   kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);

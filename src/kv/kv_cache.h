@@ -30,6 +30,7 @@
 // full cache instead of 0.23x.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -100,7 +101,8 @@ class KvCache {
   // applied), converted to the cache's types, for (layer, head) in a free
   // slot and returns the slot. Its
   // score starts at 0. Requires count(layer, head) < capacity, and no other
-  // layer's tokens in the spill area (checked).
+  // layer's tokens in the spill area (checked). Appends to different heads
+  // may run on different threads.
   int32_t Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v);
 
   KvHeadView View(int32_t layer, int32_t head) const;
@@ -207,7 +209,9 @@ class KvCache {
   UninitializedRows v_;              // per layer: [n_head_kv][layer budget][head_dim]
   UninitializedRows k_spill_;        // [n_head_kv][spill_slots][head_dim]
   UninitializedRows v_spill_;        // [n_head_kv][spill_slots][head_dim]
-  int32_t spill_layer_ = -1;         // the layer whose tokens are in the spill, or -1
+  // The layer whose tokens are in the spill, or -1; atomic because heads of
+  // one layer append from different threads.
+  std::atomic<int32_t> spill_layer_{-1};
   std::vector<int32_t> pos_;         // per layer: [n_head_kv][layer capacity]
   std::vector<double> score_;        // per global layer: [n_head_kv][capacity]
   std::vector<float> step_attn_;     // per global layer: [n_head_kv][capacity]

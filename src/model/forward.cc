@@ -23,6 +23,8 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_rows, int n_threads)
   const size_t q_dim = static_cast<size_t>(hp.q_dim());
   const size_t kv_dim = static_cast<size_t>(hp.kv_dim());
   row_pos_.resize(n);
+  row_item_.resize(n);
+  query_pos_.resize(n);
   x_.resize(n * hp.n_embd);
   xb_.resize(n * hp.n_embd);
   q_.resize(n * q_dim);
@@ -68,6 +70,54 @@ void ForwardPass::MatMul(const WeightMatrix& w, const std::vector<float>& bias, 
   }
 }
 
+namespace {
+
+// Rows [first, first + count) of w as a matrix of their own, or an empty
+// matrix where w's layout cannot split there.
+WeightMatrix RowsOf(const WeightMatrix& w, int64_t first, int64_t count) {
+  if (!kernels::RowsSplitAt(w.panels, first)) return {};
+  WeightMatrix rows = w;
+  rows.data = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(first) * w.row_bytes();
+  rows.rows = count;
+  return rows;
+}
+
+const float* BiasAt(const std::vector<float>& bias, size_t first) {
+  return bias.empty() ? nullptr : bias.data() + first;
+}
+
+}  // namespace
+
+void ForwardPass::Project(std::span<const Projection> projections, const float* x, int32_t n,
+                          kernels::ThreadPool* pool, const kernels::RangeFn* after) {
+  const WeightMatrix& first = projections[0].w;
+  bool shared = true;
+  for (const Projection& p : projections) {
+    shared = shared && p.w.data != nullptr && p.w.type == first.type &&
+             p.w.panels == first.panels && p.w.cols == first.cols;
+  }
+  if (shared) {
+    kernels::SharedProduct products[4];
+    H2O_CHECK(projections.size() <= std::size(products));
+    for (size_t i = 0; i < projections.size(); ++i) {
+      const Projection& p = projections[i];
+      products[i] = {p.w.data, p.w.rows, p.y, p.y_stride, p.bias};
+    }
+    kernels::MatMulShared(first.type, first.panels, {products, projections.size()}, first.cols,
+                          x, n, matmul_scratch_.data(), pool, after);
+    return;
+  }
+  for (const Projection& p : projections) {
+    H2O_CHECK(p.w.data != nullptr && p.y_stride == p.w.rows);
+    MatMul(p.w, {}, x, n, p.y, pool);
+    for (int32_t t = 0; p.bias != nullptr && t < n; ++t) {
+      float* y = p.y + static_cast<size_t>(t) * p.y_stride;
+      for (int64_t r = 0; r < p.w.rows; ++r) y[r] += p.bias[r];
+    }
+  }
+  if (after != nullptr) (*after)(0, projections[0].w.rows);
+}
+
 void ForwardPass::Norm(const NormWeights& w, const float* x, float* out, int32_t n) const {
   const HParams& hp = model_.hparams();
   const int64_t d = hp.n_embd;
@@ -89,6 +139,7 @@ void ForwardPass::Embed(std::span<const ForwardItem> items) {
   for (const ForwardItem& item : items) {
     for (size_t t = 0; t < item.tokens.size(); ++t, ++r) {
       row_pos_[r] = item.pos0 + static_cast<int32_t>(t);
+      row_item_[r] = static_cast<int32_t>(&item - items.data());
       float* x = &x_[r * n_embd];
       const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
                         static_cast<size_t>(item.tokens[t]) * w.token_embd.row_bytes();
@@ -115,7 +166,16 @@ void ForwardPass::ProjectQkv(const LayerWeights& lw, int32_t layer,
   const HParams& hp = model_.hparams();
   const int32_t hd = hp.head_dim;
   const size_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim();
-  if (spec_.fused_qkv) {
+  const WeightMatrix wq = spec_.fused_qkv ? RowsOf(lw.wqkv, 0, q_dim) : lw.wq;
+  const WeightMatrix wk = spec_.fused_qkv ? RowsOf(lw.wqkv, q_dim, kv_dim) : lw.wk;
+  const WeightMatrix wv = spec_.fused_qkv ? RowsOf(lw.wqkv, q_dim + kv_dim, kv_dim) : lw.wv;
+  if (wq.data != nullptr && wk.data != nullptr && wv.data != nullptr) {
+    const Projection qkv[] = {{wq, BiasAt(lw.bq, 0), q_.data(), static_cast<int64_t>(q_dim)},
+                              {wk, BiasAt(lw.bk, 0), k_.data(), static_cast<int64_t>(kv_dim)},
+                              {wv, BiasAt(lw.bv, 0), v_.data(), static_cast<int64_t>(kv_dim)}};
+    Project(qkv, xb_.data(), n, pool);
+  } else {
+    // Fused panels that cannot split between Q, K and V: one product, copied out.
     MatMul(lw.wqkv, {}, xb_.data(), n, qkv_.data(), pool);
     const size_t stride = q_dim + 2 * kv_dim;
     for (int32_t t = 0; t < n; ++t) {
@@ -133,36 +193,40 @@ void ForwardPass::ProjectQkv(const LayerWeights& lw, int32_t layer,
     add_bias(lw.bq, q_.data(), q_dim);
     add_bias(lw.bk, k_.data(), kv_dim);
     add_bias(lw.bv, v_.data(), kv_dim);
-  } else {
-    MatMul(lw.wq, lw.bq, xb_.data(), n, q_.data(), pool);
-    MatMul(lw.wk, lw.bk, xb_.data(), n, k_.data(), pool);
-    MatMul(lw.wv, lw.bv, xb_.data(), n, v_.data(), pool);
-  }
-  if (!lw.q_norm.empty()) {
-    for (size_t h = 0; h < static_cast<size_t>(n) * hp.n_head; ++h) {
-      kernels::RmsNorm(&q_[h * hd], lw.q_norm.data(), &q_[h * hd], hd, hp.norm_eps);
-    }
-    for (size_t h = 0; h < static_cast<size_t>(n) * hp.n_head_kv; ++h) {
-      kernels::RmsNorm(&k_[h * hd], lw.k_norm.data(), &k_[h * hd], hd, hp.norm_eps);
-    }
   }
   // Queries at their absolute position (pos-shift: at their rank in the
   // cache, the same for every KV head); keys likewise, or, with pos-shift,
   // later at attention time.
   size_t r = 0;
   for (const ForwardItem& item : items) {
-    if (item.ropes.empty()) {
-      r += item.tokens.size();
-      continue;
-    }
-    const kernels::RopeParams rope = item.ropes[layer]->params();
     const int32_t rank0 = item.pos_shift ? item.cache->count(layer, 0) : 0;
     for (size_t t = 0; t < item.tokens.size(); ++t, ++r) {
-      const int32_t pos = row_pos_[r];
-      kernels::RopeInPlace(&q_[r * q_dim], hp.n_head, hd,
-                           item.pos_shift ? rank0 + static_cast<int32_t>(t) : pos, rope);
-      if (!item.pos_shift) kernels::RopeInPlace(&k_[r * kv_dim], hp.n_head_kv, hd, pos, rope);
+      query_pos_[r] = item.pos_shift ? rank0 + static_cast<int32_t>(t) : row_pos_[r];
     }
+  }
+  auto norm_and_rotate = [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      float* q = &q_[row * q_dim];
+      float* k = &k_[row * kv_dim];
+      if (!lw.q_norm.empty()) {
+        for (int32_t h = 0; h < hp.n_head; ++h) {
+          kernels::RmsNorm(q + h * hd, lw.q_norm.data(), q + h * hd, hd, hp.norm_eps);
+        }
+        for (int32_t h = 0; h < hp.n_head_kv; ++h) {
+          kernels::RmsNorm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, hp.norm_eps);
+        }
+      }
+      const ForwardItem& item = items[row_item_[row]];
+      if (item.ropes.empty()) continue;
+      const kernels::RopeParams rope = item.ropes[layer]->params();
+      kernels::RopeInPlace(q, hp.n_head, hd, query_pos_[row], rope);
+      if (!item.pos_shift) kernels::RopeInPlace(k, hp.n_head_kv, hd, row_pos_[row], rope);
+    }
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(n, norm_and_rotate);
+  } else {
+    norm_and_rotate(0, n);
   }
 }
 
@@ -175,28 +239,36 @@ void ForwardPass::FeedForward(const LayerWeights& lw, int32_t n, kernels::Thread
     kernels::GeluInPlace(up_.data(), n * n_ff);
     hidden = up_.data();
   } else {
-    const float* up = up_.data();
-    int64_t up_stride = n_ff;
-    if (spec_.fused_gate_up) {
-      // Rows of w_up: the gate's, then the up projection's.
-      MatMul(lw.w_up, lw.b_up, xb_.data(), n, up_.data(), pool);
+    // The gate of each thread's share of the rows, applied where they were
+    // just computed.
+    auto gate = [&](int64_t begin, int64_t end) {
       for (int32_t t = 0; t < n; ++t) {
-        std::memcpy(&gate_[t * n_ff], &up_[t * 2 * n_ff], n_ff * sizeof(float));
+        float* g = &gate_[t * n_ff + begin];
+        const float* u = &up_[t * n_ff + begin];
+        if (spec_.ffn == FfnKind::kSwiGlu) {
+          kernels::SwiGluInPlace(g, u, end - begin);
+        } else {
+          kernels::GeGluInPlace(g, u, end - begin);
+        }
       }
-      up = up_.data() + n_ff;
-      up_stride = 2 * n_ff;
+    };
+    const kernels::RangeFn after(gate);
+    // Fused: rows of w_up are the gate's, then the up projection's.
+    const WeightMatrix w_gate = spec_.fused_gate_up ? RowsOf(lw.w_up, 0, n_ff) : lw.w_gate;
+    const WeightMatrix w_up = spec_.fused_gate_up ? RowsOf(lw.w_up, n_ff, n_ff) : lw.w_up;
+    const size_t up_bias = spec_.fused_gate_up ? n_ff : 0;
+    if (w_gate.data != nullptr && w_up.data != nullptr) {
+      const Projection gate_up[] = {{w_gate, BiasAt(lw.b_gate, 0), gate_.data(), n_ff},
+                                    {w_up, BiasAt(lw.b_up, up_bias), up_.data(), n_ff}};
+      Project(gate_up, xb_.data(), n, pool, &after);
     } else {
-      MatMul(lw.w_gate, lw.b_gate, xb_.data(), n, gate_.data(), pool);
+      // Fused panels that cannot split at n_ff: one product, split after.
       MatMul(lw.w_up, lw.b_up, xb_.data(), n, up_.data(), pool);
-    }
-    for (int32_t t = 0; t < n; ++t) {
-      float* g = &gate_[t * n_ff];
-      const float* u = up + t * up_stride;
-      if (spec_.ffn == FfnKind::kSwiGlu) {
-        kernels::SwiGluInPlace(g, u, n_ff);
-      } else {
-        kernels::GeGluInPlace(g, u, n_ff);
+      for (int32_t t = 0; t < n; ++t) {  // ascending: no row is moved onto one unread
+        std::memcpy(&gate_[t * n_ff], &up_[t * 2 * n_ff], n_ff * sizeof(float));
+        std::memmove(&up_[t * n_ff], &up_[t * 2 * n_ff + n_ff], n_ff * sizeof(float));
       }
+      gate(0, n_ff);
     }
   }
   MatMul(lw.w_down, lw.b_down, hidden, n, ffn_out_.data(), pool);
@@ -297,20 +369,19 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
   const HParams& hp = model_.hparams();
   const int32_t hd = hp.head_dim;
   const int32_t kv_dim = hp.kv_dim();
-  // Each chunk enters its cache first; causality comes from positions.
+  // Each chunk enters its cache first (head by head, where that head
+  // attends); causality comes from positions.
   int64_t work = 0;
-  size_t r = 0;
   for (const ForwardItem& item : items) {
-    for (int32_t g = 0; g < hp.n_head_kv; ++g) {
-      for (size_t t = 0; t < item.tokens.size(); ++t) {
-        const size_t row = r + t;
-        item.cache->Append(l, g, row_pos_[row], &k_[row * kv_dim + g * hd],
-                           &v_[row * kv_dim + g * hd]);
-      }
-    }
-    work += static_cast<int64_t>(item.tokens.size()) * item.cache->View(l, 0).n_slots;
-    r += item.tokens.size();
+    const int64_t n = static_cast<int64_t>(item.tokens.size());
+    work += n * (item.cache->View(l, 0).n_slots + n);
   }
+  auto append = [&](const ForwardItem& item, size_t row0, int32_t g) {
+    for (size_t row = row0; row < row0 + item.tokens.size(); ++row) {
+      item.cache->Append(l, g, row_pos_[row], &k_[row * kv_dim + g * hd],
+                         &v_[row * kv_dim + g * hd]);
+    }
+  };
   // (sequence, KV head) pairs are independent (own slots, own scores).
   const int64_t n_pairs = static_cast<int64_t>(items.size()) * hp.n_head_kv;
   auto run_part = [&](int32_t part, int64_t begin, int64_t end) {
@@ -321,8 +392,9 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
     for (int64_t p = begin; p < end; ++p) {
       const int64_t i = p / hp.n_head_kv;
       for (; item_index < i; ++item_index) row0 += items[item_index].tokens.size();
-      AttendHead(items[i], static_cast<int32_t>(row0), l, static_cast<int32_t>(p % hp.n_head_kv),
-                 part);
+      const auto g = static_cast<int32_t>(p % hp.n_head_kv);
+      append(items[i], row0, g);
+      AttendHead(items[i], static_cast<int32_t>(row0), l, g, part);
     }
   };
   if (pool != nullptr && pool->size() > 1 && work * hp.q_dim() >= (1 << 16)) {
@@ -374,12 +446,26 @@ void ForwardPass::Logits(std::span<const ForwardItem> items, kernels::ThreadPool
     kernels::SoftcapInPlace(out, static_cast<int64_t>(m) * n_vocab, hp.final_logit_softcap);
   }
   if (only != nullptr) return;
-  size_t copied = 0;
-  for (const ForwardItem& item : items) {
-    if (item.logits == nullptr) continue;
-    const size_t rows = item.which == LogitsFor::kAllTokens ? item.tokens.size() : 1;
-    std::memcpy(item.logits, out + copied * n_vocab, rows * n_vocab * sizeof(float));
-    copied += rows;
+  // Copied out on every thread (a 32-sequence step copies 4 MiB).
+  auto rows_of = [](const ForwardItem& item) -> size_t {
+    if (item.logits == nullptr) return 0;
+    return item.which == LogitsFor::kAllTokens ? item.tokens.size() : 1;
+  };
+  auto copy = [&](int64_t begin, int64_t end) {
+    size_t copied = 0;
+    for (int64_t i = 0; i < begin; ++i) copied += rows_of(items[i]);
+    for (int64_t i = begin; i < end; ++i) {
+      const size_t rows = rows_of(items[i]);
+      if (rows > 0) {
+        std::memcpy(items[i].logits, out + copied * n_vocab, rows * n_vocab * sizeof(float));
+      }
+      copied += rows;
+    }
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(static_cast<int64_t>(items.size()), copy);
+  } else {
+    copy(0, static_cast<int64_t>(items.size()));
   }
 }
 

@@ -64,6 +64,19 @@ class ForwardPass {
   // y[n][w.rows] = w x[n][w.cols] (+ bias) for the n batch rows.
   void MatMul(const WeightMatrix& w, const std::vector<float>& bias, const float* x, int32_t n,
               float* y, kernels::ThreadPool* pool);
+  // One product of a layer's input: y[t * y_stride + r] = (w x[t])[r] + bias.
+  struct Projection {
+    WeightMatrix w;
+    const float* bias;  // null: none
+    float* y;
+    int64_t y_stride;
+  };
+  // The projections of one input x (n rows); those of one type and layout
+  // share a quantization of x and one pass of the pool. `after` runs on each
+  // thread's share of the rows once its products are done (see
+  // kernels::MatMulShared; all projections then have the same rows).
+  void Project(std::span<const Projection> projections, const float* x, int32_t n,
+               kernels::ThreadPool* pool, const kernels::RangeFn* after = nullptr);
   // out[r] = norm(x[r]) for n rows of n_embd values.
   void Norm(const NormWeights& w, const float* x, float* out, int32_t n) const;
   void Embed(std::span<const ForwardItem> items);
@@ -87,6 +100,8 @@ class ForwardPass {
   int n_parts_;                   // attention scratch sets: one per thread
   int32_t kv_capacity_ = 0;       // slots the attention scratch covers
   std::vector<int32_t> row_pos_;  // [max_rows] position of each row
+  std::vector<int32_t> row_item_;   // [max_rows] index of each row's item
+  std::vector<int32_t> query_pos_;  // [max_rows] position RoPE gives each row's query
 
   std::vector<float> x_;         // [max_rows][n_embd] residual stream
   std::vector<float> xb_;        // [max_rows][n_embd] normed input of a block

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace h2o {
 namespace {
@@ -27,15 +30,37 @@ Status CheckTokens(const Model& model, const Sequence& sequence, std::span<const
   return Status::Ok();
 }
 
+// Index of the first NaN or Inf among n floats, or n. The exponent bits are
+// tested in blocks of integer compares the compiler vectorizes (a plain
+// isfinite loop was 2% of a 32-sequence decode step).
+size_t FirstNonFinite(const float* x, size_t n) {
+  constexpr size_t kBlock = 64;
+  constexpr uint32_t kExponent = 0x7f800000u;
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    uint32_t bad = 0;
+    for (size_t j = 0; j < kBlock; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i + j, sizeof(bits));
+      bad |= (bits & kExponent) == kExponent ? 1u : 0u;
+    }
+    if (bad != 0) break;
+  }
+  for (; i < n; ++i) {
+    if (!std::isfinite(x[i])) return i;
+  }
+  return n;
+}
+
 // A NaN or Inf logit would be sampled as garbage or scored as a NaN
 // perplexity far from its cause; one pass over what the forward pass just
 // wrote is cheap next to the n_embd multiply-adds behind each logit.
 Status CheckLogitsFinite(const ForwardItem& item, size_t n_vocab) {
   const size_t rows = item.which == LogitsFor::kAllTokens ? item.tokens.size() : 1;
   for (size_t r = 0; r < rows; ++r) {
-    for (size_t i = 0; i < n_vocab; ++i) {
-      const float v = item.logits[r * n_vocab + i];
-      if (std::isfinite(v)) continue;
+    const float* row = item.logits + r * n_vocab;
+    if (const size_t i = FirstNonFinite(row, n_vocab); i < n_vocab) {
+      const float v = row[i];
       const size_t pos = item.pos0 + (rows == 1 ? item.tokens.size() - 1 : r);
       return Status::Error(fmt::format(
           "the logits for the token at position {} are not finite ({} for id {}): a NaN or Inf in "
@@ -114,9 +139,19 @@ Status Engine::Forward(std::span<const BatchItem> batch) {
   forward_.Run(items_, &pool_);
   for (const BatchItem& b : batch) b.sequence->Advance(static_cast<int32_t>(b.tokens.size()));
   const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
-  for (const ForwardItem& item : items_) {
-    if (item.logits != nullptr) H2O_RETURN_IF_ERROR(CheckLogitsFinite(item, n_vocab));
-  }
+  // Checked on every thread; the first failing item in batch order reports.
+  std::atomic<size_t> first_bad{items_.size()};
+  pool_.ParallelFor(static_cast<int64_t>(items_.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const ForwardItem& item = items_[i];
+      if (item.logits == nullptr || CheckLogitsFinite(item, n_vocab).ok()) continue;
+      size_t seen = first_bad.load();
+      while (static_cast<size_t>(i) < seen && !first_bad.compare_exchange_weak(seen, i)) {
+      }
+      return;
+    }
+  });
+  if (first_bad < items_.size()) return CheckLogitsFinite(items_[first_bad], n_vocab);
   return Status::Ok();
 }
 

@@ -149,7 +149,8 @@ TEST(KvCache, SpillIsSharedByLayersAndCountedOnce) {
     cache.Append(1, 0, pos, k.data(), k.data());
   }
   const auto k = Row(3, 0, 1.0f);
-  EXPECT_DEATH(cache.Append(1, 0, 3, k.data(), k.data()), "internal check failed: spill_layer_ < 0");
+  EXPECT_DEATH(cache.Append(1, 0, 3, k.data(), k.data()),
+               "internal check failed: claimed \\|\\| spilled == layer");
   cache.EvictOverBudget(0);
   EXPECT_EQ(cache.Append(1, 0, 3, k.data(), k.data()), 3);
 }

@@ -119,8 +119,8 @@ void Product(TensorType type, GemmFn gemm, std::span<const SharedProduct> produc
       const auto* base = static_cast<const uint8_t*>(p.w);
       for (int64_t t = 0; t < n_tokens; t += block) {
         gemm(base + begin * row_bytes, row_bytes, end - begin,
-             static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t),
-             cols, p.y + t * p.y_stride + begin, p.y_stride, own);
+             static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t), cols,
+             p.y + t * p.y_stride + begin, p.y_stride, own);
       }
       if (p.bias == nullptr) continue;
       for (int64_t t = 0; t < n_tokens; ++t) {
@@ -170,9 +170,7 @@ size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols) {
   return static_cast<size_t>(padded) * RowBytes(type, cols);
 }
 
-bool RowsSplitAt(bool panels, int64_t first) {
-  return !panels || first % kPanelAlignRows == 0;
-}
+bool RowsSplitAt(bool panels, int64_t first) { return !panels || first % kPanelAlignRows == 0; }
 
 void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,
                 ThreadPool* pool) {
@@ -200,13 +198,13 @@ void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void
 void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t cols, const float* x,
                   int64_t n_tokens, float* y, float* scratch, ThreadPool* pool) {
   H2O_CHECK(rows >= 0 && cols >= 0 && n_tokens >= 0);
-  Product(type, ActiveKernels().For(type).gemm_panels, panels, rows, cols, x, n_tokens, y,
-          scratch, pool);
+  Product(type, ActiveKernels().For(type).gemm_panels, panels, rows, cols, x, n_tokens, y, scratch,
+          pool);
 }
 
 void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> products,
-                  int64_t cols, const float* x, int64_t n_tokens, float* scratch,
-                  ThreadPool* pool, const RangeFn* after) {
+                  int64_t cols, const float* x, int64_t n_tokens, float* scratch, ThreadPool* pool,
+                  const RangeFn* after) {
   H2O_CHECK(cols >= 0 && n_tokens >= 0);
   for (const SharedProduct& p : products) {
     H2O_CHECK(p.rows >= 0 && p.y_stride >= p.rows);
@@ -224,8 +222,8 @@ void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> p
     return;
   }
   const TypeKernels& kernels = ActiveKernels().For(type);
-  Product(type, panels ? kernels.gemm_panels : kernels.gemm, products, cols, x, n_tokens,
-          scratch, pool, after);
+  Product(type, panels ? kernels.gemm_panels : kernels.gemm, products, cols, x, n_tokens, scratch,
+          pool, after);
 }
 
 }  // namespace h2o::kernels

@@ -68,7 +68,7 @@ struct SharedProduct {
 // (the gate of a gated FFN) runs there instead of on one thread after.
 // scratch as MatMul's for cols and n_tokens.
 void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> products,
-                  int64_t cols, const float* x, int64_t n_tokens, float* scratch,
-                  ThreadPool* pool, const RangeFn* after = nullptr);
+                  int64_t cols, const float* x, int64_t n_tokens, float* scratch, ThreadPool* pool,
+                  const RangeFn* after = nullptr);
 
 }  // namespace h2o::kernels

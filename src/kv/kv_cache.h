@@ -48,9 +48,9 @@ struct KvCacheConfig {
   int32_t n_layer = 0;
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;
-  int32_t budget = 0;                  // tokens kept per (global layer, head) after eviction
-  int32_t capacity = 0;                // slots per (global layer, head): budget + largest chunk
-  KvTypes types;                       // K and V element types (kv_types.h)
+  int32_t budget = 0;    // tokens kept per (global layer, head) after eviction
+  int32_t capacity = 0;  // slots per (global layer, head): budget + largest chunk
+  KvTypes types;         // K and V element types (kv_types.h)
   // Per layer (empty: every layer is global): 0 for a global layer, which
   // the policy governs with `budget` and `capacity`; W >= 1 for a
   // sliding-window layer, which keeps its W highest positions and has W +
@@ -192,8 +192,8 @@ class KvCache {
     std::unique_ptr<uint8_t[]> data_;
   };
 
-  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes,
-                 int32_t layer, int32_t head, int32_t slot);
+  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes, int32_t layer,
+                 int32_t head, int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
   void MoveSpillHome(int32_t layer, int32_t head);
@@ -205,10 +205,10 @@ class KvCache {
   std::vector<LayerStart> layout_;  // [n_layer + 1]
   int32_t spill_slots_;             // config_.spill_slots()
 
-  UninitializedRows k_;              // per layer: [n_head_kv][layer budget][head_dim]
-  UninitializedRows v_;              // per layer: [n_head_kv][layer budget][head_dim]
-  UninitializedRows k_spill_;        // [n_head_kv][spill_slots][head_dim]
-  UninitializedRows v_spill_;        // [n_head_kv][spill_slots][head_dim]
+  UninitializedRows k_;        // per layer: [n_head_kv][layer budget][head_dim]
+  UninitializedRows v_;        // per layer: [n_head_kv][layer budget][head_dim]
+  UninitializedRows k_spill_;  // [n_head_kv][spill_slots][head_dim]
+  UninitializedRows v_spill_;  // [n_head_kv][spill_slots][head_dim]
   // The layer whose tokens are in the spill, or -1; atomic because heads of
   // one layer append from different threads.
   std::atomic<int32_t> spill_layer_{-1};

@@ -35,7 +35,7 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_rows, int n_threads)
   proj_.resize(n * hp.n_embd);
   ffn_out_.resize(n * hp.n_embd);
   gate_.resize(n * hp.n_ff);
-  up_.resize(n * hp.n_ff * (spec_.fused_gate_up ? 2 : 1));
+  up_.resize(n * hp.n_ff);
   const int64_t widest_input = std::max<int64_t>({hp.n_embd, hp.n_ff, static_cast<int64_t>(q_dim)});
   matmul_scratch_.resize(
       static_cast<size_t>(kernels::MatMulScratchFloats(widest_input, max_rows, n_parts_)));
@@ -103,8 +103,8 @@ void ForwardPass::Project(std::span<const Projection> projections, const float* 
       const Projection& p = projections[i];
       products[i] = {p.w.data, p.w.rows, p.y, p.y_stride, p.bias};
     }
-    kernels::MatMulShared(first.type, first.panels, {products, projections.size()}, first.cols,
-                          x, n, matmul_scratch_.data(), pool, after);
+    kernels::MatMulShared(first.type, first.panels, {products, projections.size()}, first.cols, x,
+                          n, matmul_scratch_.data(), pool, after);
     return;
   }
   for (const Projection& p : projections) {
@@ -253,23 +253,15 @@ void ForwardPass::FeedForward(const LayerWeights& lw, int32_t n, kernels::Thread
       }
     };
     const kernels::RangeFn after(gate);
-    // Fused: rows of w_up are the gate's, then the up projection's.
+    // Fused: rows of w_up are the gate's, then the up projection's; n_ff is
+    // a multiple of w_down's block, where panels can split.
     const WeightMatrix w_gate = spec_.fused_gate_up ? RowsOf(lw.w_up, 0, n_ff) : lw.w_gate;
     const WeightMatrix w_up = spec_.fused_gate_up ? RowsOf(lw.w_up, n_ff, n_ff) : lw.w_up;
+    H2O_CHECK(w_gate.data != nullptr && w_up.data != nullptr);
     const size_t up_bias = spec_.fused_gate_up ? n_ff : 0;
-    if (w_gate.data != nullptr && w_up.data != nullptr) {
-      const Projection gate_up[] = {{w_gate, BiasAt(lw.b_gate, 0), gate_.data(), n_ff},
-                                    {w_up, BiasAt(lw.b_up, up_bias), up_.data(), n_ff}};
-      Project(gate_up, xb_.data(), n, pool, &after);
-    } else {
-      // Fused panels that cannot split at n_ff: one product, split after.
-      MatMul(lw.w_up, lw.b_up, xb_.data(), n, up_.data(), pool);
-      for (int32_t t = 0; t < n; ++t) {  // ascending: no row is moved onto one unread
-        std::memcpy(&gate_[t * n_ff], &up_[t * 2 * n_ff], n_ff * sizeof(float));
-        std::memmove(&up_[t * n_ff], &up_[t * 2 * n_ff + n_ff], n_ff * sizeof(float));
-      }
-      gate(0, n_ff);
-    }
+    const Projection gate_up[] = {{w_gate, BiasAt(lw.b_gate, 0), gate_.data(), n_ff},
+                                  {w_up, BiasAt(lw.b_up, up_bias), up_.data(), n_ff}};
+    Project(gate_up, xb_.data(), n, pool, &after);
   }
   MatMul(lw.w_down, lw.b_down, hidden, n, ffn_out_.data(), pool);
   if (!lw.ffn_post_norm.weight.empty()) Norm(lw.ffn_post_norm, ffn_out_.data(), ffn_out_.data(), n);

@@ -97,9 +97,9 @@ class ForwardPass {
   const Model& model_;
   const ArchSpec& spec_;
   int32_t max_rows_;
-  int n_parts_;                   // attention scratch sets: one per thread
-  int32_t kv_capacity_ = 0;       // slots the attention scratch covers
-  std::vector<int32_t> row_pos_;  // [max_rows] position of each row
+  int n_parts_;                     // attention scratch sets: one per thread
+  int32_t kv_capacity_ = 0;         // slots the attention scratch covers
+  std::vector<int32_t> row_pos_;    // [max_rows] position of each row
   std::vector<int32_t> row_item_;   // [max_rows] index of each row's item
   std::vector<int32_t> query_pos_;  // [max_rows] position RoPE gives each row's query
 
@@ -113,11 +113,11 @@ class ForwardPass {
   std::vector<float> proj_;      // [max_rows][n_embd] attention output
   std::vector<float> ffn_out_;   // [max_rows][n_embd]
   std::vector<float> gate_;      // [max_rows][n_ff]
-  std::vector<float> up_;        // [max_rows][n_ff] (fused gate/up: [2 n_ff])
+  std::vector<float> up_;        // [max_rows][n_ff]
   std::vector<float> logits_;    // [rows asked for][n_vocab], grown on demand
   std::vector<float> matmul_scratch_;
   // Per scratch set (thread), so (sequence, KV head) pairs run in parallel:
-  std::vector<float> probs_;         // [n_parts][n_group][kv_capacity]
+  std::vector<float> probs_;          // [n_parts][n_group][kv_capacity]
   std::vector<float> chunk_scratch_;  // [n_parts][chunk_scratch_floats_] prefill tiles
   size_t chunk_scratch_floats_ = 0;
   std::vector<float> rotated_k_;     // [n_parts][kv_capacity][head_dim] (pos_shift)

@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -106,14 +107,95 @@ TEST(MatMul, PanelsEqualTheRows) {
           MatMulPanels(type, panels.data(), rows, cols, x.data(), n, got.data(), scratch.data(),
                        pool);
           for (int64_t i = 0; i < n * rows; ++i) {
-            ASSERT_EQ(got[i], want[i]) << testing::TypeName(type) << " rows " << rows << " n "
-                                       << n << " threads " << threads << " i " << i;
+            ASSERT_EQ(got[i], want[i]) << testing::TypeName(type) << " rows " << rows << " n " << n
+                                       << " threads " << threads << " i " << i;
           }
         }
       }
     }
   }
   if (offered == 0) GTEST_SKIP() << "the active backend packs no panels";
+}
+
+// Products sharing one input give each product's MatMul / MatMulPanels y
+// bit for bit (bias added, wider output rows left alone), and `after` sees
+// every row exactly once, on rows whose products are already done.
+TEST(MatMul, SharedProductsEqualTheirOwnProducts) {
+  ThreadPool pool2(2), pool3(3);
+  const int64_t cols = 64;
+  const int64_t rows = 70;  // 32 + 38 on 2 threads: a share ends mid-panel
+  const std::vector<float> x = testing::RandomVector(40 * cols, 5);
+  const std::vector<float> bias = testing::RandomVector(rows, 6);
+  for (TensorType type :
+       {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+    for (bool panels : {false, true}) {
+      if (panels && !PanelsOffered(type)) continue;
+      std::vector<std::vector<uint8_t>> w;
+      for (uint32_t seed : {1u, 2u}) {
+        std::vector<uint8_t> stored =
+            testing::StoreRow(type, testing::RandomVector(rows * cols, seed));
+        if (panels) {
+          std::vector<uint8_t> packed(PanelsBytes(type, rows, cols));
+          PackPanels(type, stored.data(), rows, cols, packed.data(), nullptr);
+          stored = std::move(packed);
+        }
+        w.push_back(std::move(stored));
+      }
+      for (int64_t n : {1, 3, 32, 40}) {
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+          const int threads = pool == nullptr ? 1 : pool->size();
+          std::vector<float> scratch(MatMulScratchFloats(cols, n, threads));
+          std::vector<float> want[2];
+          for (int i = 0; i < 2; ++i) {
+            want[i].assign(n * rows, 0.0f);
+            if (panels) {
+              MatMulPanels(type, w[i].data(), rows, cols, x.data(), n, want[i].data(),
+                           scratch.data(), pool);
+            } else {
+              MatMul(type, w[i].data(), rows, cols, x.data(), n, want[i].data(), scratch.data(),
+                     pool);
+            }
+          }
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t r = 0; r < rows; ++r) want[1][t * rows + r] += bias[r];
+          }
+          const int64_t stride = rows + 3;
+          std::vector<float> got[2] = {std::vector<float>(n * stride, -5.0f),
+                                       std::vector<float>(n * stride, -5.0f)};
+          const SharedProduct products[] = {
+              {w[0].data(), rows, got[0].data(), stride, nullptr},
+              {w[1].data(), rows, got[1].data(), stride, bias.data()}};
+          std::vector<int> seen(rows, 0);
+          bool done_before_after = true;
+          auto after = [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              ++seen[r];
+              for (int64_t t = 0; t < n; ++t) {
+                done_before_after = done_before_after &&
+                                    got[0][t * stride + r] == want[0][t * rows + r] &&
+                                    got[1][t * stride + r] == want[1][t * rows + r];
+              }
+            }
+          };
+          const RangeFn after_fn(after);
+          MatMulShared(type, panels, products, cols, x.data(), n, scratch.data(), pool, &after_fn);
+          const std::string where = std::string(testing::TypeName(type)) +
+                                    (panels ? " panels" : " rows") + " n " + std::to_string(n) +
+                                    " threads " + std::to_string(threads);
+          for (int i = 0; i < 2; ++i) {
+            for (int64_t t = 0; t < n; ++t) {
+              for (int64_t r = 0; r < stride; ++r) {
+                const float expected = r < rows ? want[i][t * rows + r] : -5.0f;
+                ASSERT_EQ(got[i][t * stride + r], expected) << where << " product " << i;
+              }
+            }
+          }
+          for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(seen[r], 1) << where << " row " << r;
+          EXPECT_TRUE(done_before_after) << where;
+        }
+      }
+    }
+  }
 }
 
 // Every backend's register-blocked product against a double dot, over

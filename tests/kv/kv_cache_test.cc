@@ -178,8 +178,10 @@ TEST(KvCache, NewTokensStartWithZeroScoreAndScoresMoveWithTheirToken) {
 
 TEST(KvCache, FullCacheBytesFormula) {
   // 2 (K and V) * layers * kv heads * tokens * head_dim * element size.
-  EXPECT_EQ(KvCache::FullCacheBytes(5, 4, 8, {TensorType::kF16, TensorType::kF16}, 512), 2u * 5 * 4 * 512 * 8 * 2);
-  EXPECT_EQ(KvCache::FullCacheBytes(22, 4, 64, {TensorType::kF32, TensorType::kF32}, 4096), 2u * 22 * 4 * 4096 * 64 * 4);
+  EXPECT_EQ(KvCache::FullCacheBytes(5, 4, 8, {TensorType::kF16, TensorType::kF16}, 512),
+            2u * 5 * 4 * 512 * 8 * 2);
+  EXPECT_EQ(KvCache::FullCacheBytes(22, 4, 64, {TensorType::kF32, TensorType::kF32}, 4096),
+            2u * 22 * 4 * 4096 * 64 * 4);
 }
 
 TEST(KvCache, ClearForgetsTokens) {

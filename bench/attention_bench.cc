@@ -1,5 +1,5 @@
 // Single-thread cost of one KV head's attention on the active backend, for
-// f16 K/V as the cache stores them by default (and f32), per query heads per
+// f16 K/V as the cache stores them by default (f32 and q8_0 too), per query heads per
 // KV head (1: MHA like the 110M shape; 8: TinyLlama's GQA):
 //  - Decode/*: one query (AttendGroup: scores over K, softmax, weighted sum
 //    over V, H2O score update) per number of cached slots, as K+V bytes per
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   using namespace h2o::kernels;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  for (TensorType type : {TensorType::kF16, TensorType::kF32}) {
+  for (TensorType type : {TensorType::kF16, TensorType::kF32, TensorType::kQ8_0}) {
     for (int32_t n_group : {1, 8}) {
       for (int32_t n_slots : {256, 2048}) {
         const std::string name = std::string("Decode/") + std::string(TraitsOf(type).name) +

@@ -24,6 +24,9 @@ using DotRowFn = float (*)(const void* row, const float* x, int64_t n);
 // Contracts of QuantizeActivation(K) and DotRowQ8(K) in quant.h.
 using QuantizeActFn = void (*)(const float* x, BlockQ8Act* dst, int64_t n);
 using DotRowQ8Fn = float (*)(const void* row, const BlockQ8Act* x, int64_t n);
+// y[r] = dot_row_q8(row r, x) bit for bit, for n_rows rows row_bytes apart.
+using DotRowsQ8Fn = void (*)(const void* rows, size_t row_bytes, int64_t n_rows,
+                             const BlockQ8Act* x, int64_t n, float* y);
 using QuantizeActKFn = void (*)(const float* x, BlockQ8KAct* dst, int64_t n);
 using DotRowQ8KFn = float (*)(const void* row, const BlockQ8KAct* x, int64_t n);
 
@@ -76,6 +79,9 @@ struct TypeKernels {
   GemmFn gemm = nullptr;
   PackPanelsFn pack_panels = nullptr;
   GemmFn gemm_panels = nullptr;
+  // Many rows against one activation, where a backend has a loop for it
+  // (nullptr: dot_row_q8 row by row).
+  DotRowsQ8Fn dot_rows_q8 = nullptr;
 };
 
 // Contracts as the functions of the same name in ops.h.

@@ -57,6 +57,8 @@ void QuantizeRowF16(const float* src, void* dst, int64_t n);
 // table reuses; AVX-512 VNNI would be the next step there).
 void QuantizeActivation(const float* x, BlockQ8Act* dst, int64_t n);
 float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n);
+void DotRowsQ8Q8_0(const void* rows, size_t row_bytes, int64_t n_rows, const BlockQ8Act* x,
+                   int64_t n, float* y);
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n);
 // The row kernels of q4_1, q5_0, q5_1 (simd_avx2_quants.cc) and of the
 // K-quants with their activation quantizer (simd_avx2_kquants.cc);
@@ -88,8 +90,6 @@ void WeightedSumRowsF32(const float* p, int64_t p_stride, int64_t n_q, const voi
 void WeightedSumRowsF16(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
                         int64_t n_rows, int64_t d, float* out);
 // The same for q8_0 rows (attention_q8_avx2.cc); d a multiple of 32.
-void ScoreRowsQ8_0(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,
-                   float scale, float* out, int64_t out_stride);
 void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
                          int64_t n_rows, int64_t d, float* out);
 }  // namespace avx2

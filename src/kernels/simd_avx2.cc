@@ -163,6 +163,17 @@ __m256i DotQ8x32(const BlockQ8_0& block, const BlockQ8Act& x) {
 // Four floats widened to doubles.
 __m256d Widen(__m128 v) { return _mm256_cvtps_pd(v); }
 
+// The 8 int32 lanes of each of v[0..7] summed, v[j]'s sum in lane j
+// (integer adds: exact in any order).
+__m256i SumLanes8(const __m256i v[8]) {
+  const __m256i s0 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i s1 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(s0, s1, 0x20),
+                          _mm256_permute2x128_si256(s0, s1, 0x31));
+}
+
 }  // namespace
 
 void ExpRow(const float* x, float* y, int64_t n) {
@@ -175,20 +186,23 @@ void ExpRow(const float* x, float* y, int64_t n) {
 
 float DotRowF32(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const float*>(row);
-  return DotFloats(w, [w](int64_t i) { return _mm256_loadu_ps(w + i); },
-                   [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return _mm256_loadu_ps(w + i); },
+      [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
 }
 
 float DotRowF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats(w, [w](int64_t i) { return LoadF16(w + i); },
-                   [w](int64_t i, int64_t m) { return Load16Tail(LoadF16, w + i, m); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return LoadF16(w + i); },
+      [w](int64_t i, int64_t m) { return Load16Tail(LoadF16, w + i, m); }, x, n);
 }
 
 float DotRowBF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats(w, [w](int64_t i) { return LoadBF16(w + i); },
-                   [w](int64_t i, int64_t m) { return Load16Tail(LoadBF16, w + i, m); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return LoadBF16(w + i); },
+      [w](int64_t i, int64_t m) { return Load16Tail(LoadBF16, w + i, m); }, x, n);
 }
 
 float DotRowQ8_0(const void* row, const float* x, int64_t n) {
@@ -219,6 +233,39 @@ float DotRowQ8Q8_0(const void* row, const BlockQ8Act* x, int64_t n) {
   // through the helper's own lambda.
   return DotBlocksQ8<BlockQ8_0, false>(
       row, x, n, [](const BlockQ8_0& b, const BlockQ8Act& xb) { return DotQ8x32(b, xb); });
+}
+
+// DotRowQ8Q8_0 of eight rows at a time, bit for bit: their blocks' int32
+// sums reduced together (row j in lane j) and each row's float terms
+// formed and added in block order in its own lane, as the row dot adds
+// them; no horizontal float sum per row.
+void DotRowsQ8Q8_0(const void* rows, size_t row_bytes, int64_t n_rows, const BlockQ8Act* x,
+                   int64_t n, float* y) {
+  const auto* base = static_cast<const uint8_t*>(rows);
+  const int64_t n_blocks = n / 32;
+  int64_t r = 0;
+  for (; r + 8 <= n_rows; r += 8) {
+    const BlockQ8_0* row[8];
+    for (int j = 0; j < 8; ++j) {
+      row[j] = reinterpret_cast<const BlockQ8_0*>(base + (r + j) * row_bytes);
+    }
+    PrefetchAhead(row[0], 8 * static_cast<int64_t>(row_bytes), 8 * static_cast<int64_t>(row_bytes));
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      __m256i sums[8];
+      for (int j = 0; j < 8; ++j) sums[j] = DotQ8x32(row[j][b], x[b]);
+      const __m256 d_w = _mm256_cvtph_ps(
+          _mm_setr_epi16(static_cast<int16_t>(row[0][b].d), static_cast<int16_t>(row[1][b].d),
+                         static_cast<int16_t>(row[2][b].d), static_cast<int16_t>(row[3][b].d),
+                         static_cast<int16_t>(row[4][b].d), static_cast<int16_t>(row[5][b].d),
+                         static_cast<int16_t>(row[6][b].d), static_cast<int16_t>(row[7][b].d)));
+      const __m256 term = _mm256_mul_ps(_mm256_mul_ps(d_w, _mm256_set1_ps(x[b].d)),
+                                        _mm256_cvtepi32_ps(SumLanes8(sums)));
+      acc = _mm256_add_ps(acc, term);
+    }
+    _mm256_storeu_ps(y + r, acc);
+  }
+  for (; r < n_rows; ++r) y[r] = DotRowQ8Q8_0(base + r * row_bytes, x, n);
 }
 
 float DotRowQ8Q4_0(const void* row, const BlockQ8Act* x, int64_t n) {
@@ -342,16 +389,18 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
   for (; i + kWidth <= n; i += kWidth) {
     _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
   }
-  if (i < n) StoreTail(y + i, _mm256_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
+  if (i < n)
+    StoreTail(y + i, _mm256_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
 }
 
 }  // namespace h2o::kernels::avx2
 
 namespace h2o::kernels {
 
-// q8_0's own loops in place of the derived ones.
+// q8_0's own weighted sums in place of the derived ones (its scores are
+// the derived integer GEMM's).
 static DerivedKvRowKernels WithQ8_0KvRows(DerivedKvRowKernels k) {
-  k.q8_0 = {avx2::ScoreRowsQ8_0, avx2::WeightedSumRowsQ8_0};
+  k.q8_0.weighted_sum_rows = avx2::WeightedSumRowsQ8_0;
   return k;
 }
 
@@ -364,7 +413,11 @@ const KernelTable& Avx2Kernels() {
       .f32 = {ref::QuantizeRowF32, ref::DequantizeRowF32, avx2::DotRowF32},
       .f16 = {avx2::QuantizeRowF16, avx2::DequantizeRowF16, avx2::DotRowF16},
       .bf16 = {ref::QuantizeRowBF16, avx2::DequantizeRowBF16, avx2::DotRowBF16},
-      .q8_0 = {ref::QuantizeRowQ8_0, avx2::DequantizeRowQ8_0, avx2::DotRowQ8_0, avx2::DotRowQ8Q8_0},
+      .q8_0 = {.quantize_row = ref::QuantizeRowQ8_0,
+               .dequantize_row = avx2::DequantizeRowQ8_0,
+               .dot_row = avx2::DotRowQ8_0,
+               .dot_row_q8 = avx2::DotRowQ8Q8_0,
+               .dot_rows_q8 = avx2::DotRowsQ8Q8_0},
       .q4_0 = {ref::QuantizeRowQ4_0, avx2::DequantizeRowQ4_0, avx2::DotRowQ4_0, avx2::DotRowQ8Q4_0},
       .q4_1 = avx2::Q4_1Kernels(),
       .q5_0 = avx2::Q5_0Kernels(),

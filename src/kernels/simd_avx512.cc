@@ -161,20 +161,23 @@ void ExpRow(const float* x, float* y, int64_t n) {
 
 float DotRowF32(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const float*>(row);
-  return DotFloats(w, [w](int64_t i) { return _mm512_loadu_ps(w + i); },
-                   [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return _mm512_loadu_ps(w + i); },
+      [w](int64_t i, int64_t m) { return LoadTail(w + i, m); }, x, n);
 }
 
 float DotRowF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats(w, [w](int64_t i) { return HalvesToFloat(Load16(w + i)); },
-                   [w](int64_t i, int64_t m) { return HalvesToFloat(Load16Tail(w + i, m)); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return HalvesToFloat(Load16(w + i)); },
+      [w](int64_t i, int64_t m) { return HalvesToFloat(Load16Tail(w + i, m)); }, x, n);
 }
 
 float DotRowBF16(const void* row, const float* x, int64_t n) {
   const auto* w = static_cast<const uint16_t*>(row);
-  return DotFloats(w, [w](int64_t i) { return BrainToFloat(Load16(w + i)); },
-                   [w](int64_t i, int64_t m) { return BrainToFloat(Load16Tail(w + i, m)); }, x, n);
+  return DotFloats(
+      w, [w](int64_t i) { return BrainToFloat(Load16(w + i)); },
+      [w](int64_t i, int64_t m) { return BrainToFloat(Load16Tail(w + i, m)); }, x, n);
 }
 
 float DotRowQ8_0(const void* row, const float* x, int64_t n) {
@@ -305,7 +308,113 @@ void Axpy(float a, const float* x, float* y, int64_t n) {
   for (; i + kWidth <= n; i += kWidth) {
     _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
   }
-  if (i < n) StoreTail(y + i, _mm512_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
+  if (i < n)
+    StoreTail(y + i, _mm512_fmadd_ps(va, LoadTail(x + i, n - i), LoadTail(y + i, n - i)), n - i);
+}
+
+namespace {
+
+// kBlocks 32-column blocks of kHeads heads' outputs, kept in registers
+// (two per head and block) over all the rows; each row's blocks are widened
+// once for all the heads. Every output element takes the AVX2 kernel's
+// operations (coefficient p * scale, one fused multiply-add per row, rows
+// in order), so both backends give the same bits whatever the heads of a
+// call.
+template <int kHeads, int kBlocks>
+void WeightedSumBlocksQ8_0(const float* p, int64_t p_stride, const BlockQ8_0* blocks, int64_t nb,
+                           int64_t b0, int64_t n_rows, int64_t d, float* out) {
+  __m512 acc[kHeads][kBlocks][2];
+  for (int h = 0; h < kHeads; ++h) {
+    for (int k = 0; k < kBlocks; ++k) {
+      acc[h][k][0] = _mm512_loadu_ps(out + h * d + 32 * (b0 + k));
+      acc[h][k][1] = _mm512_loadu_ps(out + h * d + 32 * (b0 + k) + 16);
+    }
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
+    __m512 w[kBlocks][2];
+    float scale[kBlocks];
+    for (int k = 0; k < kBlocks; ++k) {
+      const BlockQ8_0& block = blocks[r * nb + b0 + k];
+      const auto* codes = reinterpret_cast<const __m128i*>(block.qs);
+      w[k][0] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(codes)));
+      w[k][1] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(codes + 1)));
+      scale[k] = _cvtsh_ss(block.d);
+    }
+    for (int h = 0; h < kHeads; ++h) {
+      for (int k = 0; k < kBlocks; ++k) {
+        const __m512 coef = _mm512_set1_ps(p[h * p_stride + r] * scale[k]);
+        acc[h][k][0] = _mm512_fmadd_ps(coef, w[k][0], acc[h][k][0]);
+        acc[h][k][1] = _mm512_fmadd_ps(coef, w[k][1], acc[h][k][1]);
+      }
+    }
+  }
+  for (int h = 0; h < kHeads; ++h) {
+    for (int k = 0; k < kBlocks; ++k) {
+      _mm512_storeu_ps(out + h * d + 32 * (b0 + k), acc[h][k][0]);
+      _mm512_storeu_ps(out + h * d + 32 * (b0 + k) + 16, acc[h][k][1]);
+    }
+  }
+}
+
+// All blocks of kHeads heads, as many blocks per pass over the rows as 16
+// accumulators hold: a lone head's chain of one add per row per register
+// would otherwise wait on the multiply-add latency.
+template <int kHeads>
+void WeightedSumHeadsQ8_0(const float* p, int64_t p_stride, const BlockQ8_0* blocks, int64_t nb,
+                          int64_t n_rows, int64_t d, float* out) {
+  constexpr int kMaxBlocks = kHeads <= 2 ? 4 : kHeads <= 4 ? 2 : 1;
+  int64_t b = 0;
+  if constexpr (kMaxBlocks >= 4) {
+    for (; b + 4 <= nb; b += 4) {
+      WeightedSumBlocksQ8_0<kHeads, 4>(p, p_stride, blocks, nb, b, n_rows, d, out);
+    }
+  }
+  if constexpr (kMaxBlocks >= 2) {
+    for (; b + 2 <= nb; b += 2) {
+      WeightedSumBlocksQ8_0<kHeads, 2>(p, p_stride, blocks, nb, b, n_rows, d, out);
+    }
+  }
+  for (; b < nb; ++b) WeightedSumBlocksQ8_0<kHeads, 1>(p, p_stride, blocks, nb, b, n_rows, d, out);
+}
+
+}  // namespace
+
+// A GQA group of 8 heads takes one pass over the rows per block instead of
+// reloading every head's output for every row (the AVX2 kernel's way).
+void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const void* rows,
+                         int64_t n_rows, int64_t d, float* out) {
+  const auto* blocks = static_cast<const BlockQ8_0*>(rows);
+  const int64_t nb = d / 32;
+  for (int64_t h0 = 0; h0 < n_q; h0 += 8) {
+    const float* ph = p + h0 * p_stride;
+    float* oh = out + h0 * d;
+    switch (n_q - h0 < 8 ? n_q - h0 : 8) {
+      case 1:
+        WeightedSumHeadsQ8_0<1>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 2:
+        WeightedSumHeadsQ8_0<2>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 3:
+        WeightedSumHeadsQ8_0<3>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 4:
+        WeightedSumHeadsQ8_0<4>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 5:
+        WeightedSumHeadsQ8_0<5>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 6:
+        WeightedSumHeadsQ8_0<6>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      case 7:
+        WeightedSumHeadsQ8_0<7>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+      default:
+        WeightedSumHeadsQ8_0<8>(ph, p_stride, blocks, nb, n_rows, d, oh);
+        break;
+    }
+  }
 }
 
 }  // namespace h2o::kernels::avx512
@@ -332,7 +441,7 @@ const KernelTable& Avx512Kernels() {
     t.axpy = avx512::Axpy;
     avx512::SetGemmTiles(t);
     t.kv_derived = DeriveKvRowKernels<Avx512Kernels>();
-    t.kv_derived.q8_0 = {avx2::ScoreRowsQ8_0, avx2::WeightedSumRowsQ8_0};
+    t.kv_derived.q8_0.weighted_sum_rows = avx512::WeightedSumRowsQ8_0;
     return t;
   }();
   return kAvx512;

@@ -247,5 +247,41 @@ TEST(DotQ8Test, ZeroLengthIsZero) {
   }
 }
 
+// Where a backend has a loop over many rows against one activation, it
+// gives each row's dot_row_q8 bit for bit, at row counts around its blocking
+// of 8 and with a row stride wider than the row.
+TEST(DotQ8Test, ManyRowsEqualTheRowDot) {
+  int covered = 0;
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : testing::Q8Types()) {
+      const TypeKernels& tk = table->For(type);
+      if (tk.dot_rows_q8 == nullptr) continue;
+      ++covered;
+      for (int64_t n : {32, 64, 128, 288}) {
+        const size_t row_bytes = RowBytes(type, n);
+        const size_t stride = row_bytes + 6;
+        for (int64_t n_rows : {1, 7, 8, 9, 16, 23, 40}) {
+          std::vector<uint8_t> rows(stride * n_rows);
+          for (int64_t r = 0; r < n_rows; ++r) {
+            const std::vector<uint8_t> row =
+                StoreRow(type, RandomVector(n, static_cast<uint32_t>(n + 7 * r), -3.0f, 3.0f));
+            std::memcpy(rows.data() + r * stride, row.data(), row_bytes);
+          }
+          const std::vector<BlockQ8Act> xq = Quantize(*table, RandomVector(n, 5, -2.0f, 2.0f));
+          std::vector<float> got(n_rows + 1, 42.0f);
+          tk.dot_rows_q8(rows.data(), stride, n_rows, xq.data(), n, got.data());
+          for (int64_t r = 0; r < n_rows; ++r) {
+            ASSERT_EQ(got[r], tk.dot_row_q8(rows.data() + r * stride, xq.data(), n))
+                << table->name << " " << TypeName(type) << " n=" << n << " rows=" << n_rows
+                << " row " << r;
+          }
+          EXPECT_EQ(got[n_rows], 42.0f) << "wrote past the rows";
+        }
+      }
+    }
+  }
+  if (covered == 0) GTEST_SKIP() << "no backend here has a many-rows integer dot";
+}
+
 }  // namespace
 }  // namespace h2o::kernels

@@ -2,11 +2,13 @@
 // against a double-precision sum written here, over head sizes with and
 // without a remainder past the vector width, run lengths around the 4-row
 // blocking and query-head groups around the 4-head (scores) and 8-head
-// (weighted sums) blocking. Tolerances follow the dot-product bound of dot_test.cc:
+// (weighted sums) blocking; q8_0 scores (a query rounded to 8 bits) within
+// that rounding's bound as well. Tolerances follow the dot-product bound of dot_test.cc:
 // a float sum of m products is within about FLT_EPSILON * (m/8 + 16) *
 // sum|terms| of the exact value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <span>
@@ -24,7 +26,8 @@ using testing::RandomVector;
 
 std::string Shape(const KernelTable& t, TensorType type, int64_t d, int64_t n_rows, int64_t n_q) {
   return std::string("backend=") + t.name + " type=" + testing::TypeName(type) +
-         " d=" + std::to_string(d) + " rows=" + std::to_string(n_rows) + " heads=" + std::to_string(n_q);
+         " d=" + std::to_string(d) + " rows=" + std::to_string(n_rows) +
+         " heads=" + std::to_string(n_q);
 }
 
 struct Rows {
@@ -70,18 +73,34 @@ TEST(KvRowKernels, ScoreRowsMatchDoubleSums) {
                                           out.data(), stride);
             for (int64_t h = 0; h < n_q; ++h) {
               for (int64_t r = 0; r < n_rows; ++r) {
-                double want = 0.0, sum_abs = 0.0;
+                double want = 0.0, sum_abs = 0.0, query_rounding = 0.0;
                 for (int64_t i = 0; i < d; ++i) {
                   const double term = static_cast<double>(q[h * d + i]) * k.values[r * d + i];
                   want += term;
                   sum_abs += std::fabs(term);
                 }
-                const double tol = FLT_EPSILON * (static_cast<double>(d) / 8 + 16) * sum_abs * scale;
+                if (type == TensorType::kQ8_0) {
+                  // The query is rounded to 8 bits per block of 32 (step
+                  // max |q| / 127): each value moves by at most half a step.
+                  for (int64_t b = 0; b < d; b += 32) {
+                    double max_abs = 0.0, k_abs = 0.0;
+                    for (int64_t i = b; i < b + 32; ++i) {
+                      max_abs = std::max(max_abs, std::fabs(static_cast<double>(q[h * d + i])));
+                      k_abs += std::fabs(static_cast<double>(k.values[r * d + i]));
+                    }
+                    query_rounding += k_abs * max_abs / 127 / 2;
+                  }
+                }
+                const double tol =
+                    (FLT_EPSILON * (static_cast<double>(d) / 8 + 16) * (sum_abs + query_rounding) +
+                     query_rounding * (1 + 1e-6)) *
+                    scale;
                 ASSERT_NEAR(out[h * stride + r], want * scale, tol)
                     << Shape(*table, type, d, n_rows, n_q) << " head " << h << " row " << r;
               }
               for (int64_t r = n_rows; r < stride; ++r) {
-                ASSERT_EQ(out[h * stride + r], 42.0f) << "wrote past the run: " << Shape(*table, type, d, n_rows, n_q);
+                ASSERT_EQ(out[h * stride + r], 42.0f)
+                    << "wrote past the run: " << Shape(*table, type, d, n_rows, n_q);
               }
             }
           }
@@ -101,7 +120,8 @@ TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
             const int64_t p_stride = n_rows + 2;
             const std::vector<float> p =
                 RandomVector(n_q * p_stride, static_cast<uint32_t>(n_rows + 5 + n_q), 0.0f, 1.0f);
-            const std::vector<float> start = RandomVector(n_q * d, static_cast<uint32_t>(d + 9 + n_q));
+            const std::vector<float> start =
+                RandomVector(n_q * d, static_cast<uint32_t>(d + 9 + n_q));
             std::vector<float> out = start;
             out.push_back(42.0f);
             table->KvFor(type).weighted_sum_rows(p.data(), p_stride, n_q, v.bytes.data(), n_rows, d,
@@ -110,7 +130,8 @@ TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
               for (int64_t i = 0; i < d; ++i) {
                 double want = start[h * d + i], sum_abs = std::fabs(start[h * d + i]);
                 for (int64_t r = 0; r < n_rows; ++r) {
-                  const double term = static_cast<double>(p[h * p_stride + r]) * v.values[r * d + i];
+                  const double term =
+                      static_cast<double>(p[h * p_stride + r]) * v.values[r * d + i];
                   want += term;
                   sum_abs += std::fabs(term);
                 }
@@ -119,7 +140,8 @@ TEST(KvRowKernels, WeightedSumRowsAddToTheOutput) {
                     << Shape(*table, type, d, n_rows, n_q) << " head " << h << " column " << i;
               }
             }
-            EXPECT_EQ(out[n_q * d], 42.0f) << "wrote past the output: " << Shape(*table, type, d, n_rows, n_q);
+            EXPECT_EQ(out[n_q * d], 42.0f)
+                << "wrote past the output: " << Shape(*table, type, d, n_rows, n_q);
           }
         }
       }

@@ -377,6 +377,14 @@ void WeightedSumHeadsQ8_0(const float* p, int64_t p_stride, const BlockQ8_0* blo
   for (; b < nb; ++b) WeightedSumBlocksQ8_0<kHeads, 1>(p, p_stride, blocks, nb, b, n_rows, d, out);
 }
 
+using WeightedSumHeadsFn = void (*)(const float* p, int64_t p_stride, const BlockQ8_0* blocks,
+                                    int64_t nb, int64_t n_rows, int64_t d, float* out);
+// By number of heads, 1 to 8.
+constexpr WeightedSumHeadsFn kWeightedSumHeadsQ8_0[] = {
+    WeightedSumHeadsQ8_0<1>, WeightedSumHeadsQ8_0<2>, WeightedSumHeadsQ8_0<3>,
+    WeightedSumHeadsQ8_0<4>, WeightedSumHeadsQ8_0<5>, WeightedSumHeadsQ8_0<6>,
+    WeightedSumHeadsQ8_0<7>, WeightedSumHeadsQ8_0<8>};
+
 }  // namespace
 
 // A GQA group of 8 heads takes one pass over the rows per block instead of
@@ -388,32 +396,8 @@ void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const vo
   for (int64_t h0 = 0; h0 < n_q; h0 += 8) {
     const float* ph = p + h0 * p_stride;
     float* oh = out + h0 * d;
-    switch (n_q - h0 < 8 ? n_q - h0 : 8) {
-      case 1:
-        WeightedSumHeadsQ8_0<1>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 2:
-        WeightedSumHeadsQ8_0<2>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 3:
-        WeightedSumHeadsQ8_0<3>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 4:
-        WeightedSumHeadsQ8_0<4>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 5:
-        WeightedSumHeadsQ8_0<5>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 6:
-        WeightedSumHeadsQ8_0<6>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      case 7:
-        WeightedSumHeadsQ8_0<7>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-      default:
-        WeightedSumHeadsQ8_0<8>(ph, p_stride, blocks, nb, n_rows, d, oh);
-        break;
-    }
+    kWeightedSumHeadsQ8_0[(n_q - h0 < 8 ? n_q - h0 : 8) - 1](ph, p_stride, blocks, nb, n_rows, d,
+                                                             oh);
   }
 }
 

@@ -65,11 +65,16 @@ inline constexpr int64_t GemmScratchBytes(int64_t cols, int64_t n_tokens) {
 // stored).
 using PackPanelsFn = void (*)(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
                               void* out);
+// Row `row` of such panels (of rows of `cols` columns) written at out as
+// the row was stored, row_bytes bytes: PackPanelsFn undone for one row.
+using UnpackPanelRowFn = void (*)(const void* panels, size_t row_bytes, int64_t row, int64_t cols,
+                                  void* out);
 inline constexpr int64_t kPanelAlignRows = 32;
 
 // At most one of the integer dots is set: dot_row_q8 for the 32-element
 // quantized types, dot_row_q8k for the K-quants, neither for the floats.
-// pack_panels and gemm_panels are set together or not at all.
+// pack_panels, gemm_panels and unpack_panel_row are set together or not at
+// all.
 struct TypeKernels {
   QuantizeRowFn quantize_row;
   DequantizeRowFn dequantize_row;
@@ -79,6 +84,7 @@ struct TypeKernels {
   GemmFn gemm = nullptr;
   PackPanelsFn pack_panels = nullptr;
   GemmFn gemm_panels = nullptr;
+  UnpackPanelRowFn unpack_panel_row = nullptr;
   // Many rows against one activation, where a backend has a loop for it
   // (nullptr: dot_row_q8 row by row).
   DotRowsQ8Fn dot_rows_q8 = nullptr;

@@ -46,9 +46,11 @@ struct VnniZmm {
 void SetVnniTiles(KernelTable& t) {
   t.q8_0.gemm = Q8Tile<VnniZmm, Q8_0Codes>;
   t.q8_0.pack_panels = Q8PackPanels<VnniZmm, Q8_0Codes>;
+  t.q8_0.unpack_panel_row = Q8UnpackPanelRow<VnniZmm, Q8_0Codes>;
   t.q8_0.gemm_panels = Q8TilePanels<VnniZmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniZmm, Q4_0Codes>;
   t.q4_0.pack_panels = Q8PackPanels<VnniZmm, Q4_0Nibbles>;
+  t.q4_0.unpack_panel_row = Q8UnpackPanelRow<VnniZmm, Q4_0Nibbles>;
   t.q4_0.gemm_panels = Q8TilePanels<VnniZmm, Q4_0Nibbles>;
   t.q4_1.gemm = Q8Tile<VnniZmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniZmm, Q5_0Codes>;

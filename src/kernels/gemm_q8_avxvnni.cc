@@ -53,9 +53,11 @@ struct VnniYmm {
 void SetVnniTiles(KernelTable& t) {
   t.q8_0.gemm = Q8Tile<VnniYmm, Q8_0Codes>;
   t.q8_0.pack_panels = Q8PackPanels<VnniYmm, Q8_0Codes>;
+  t.q8_0.unpack_panel_row = Q8UnpackPanelRow<VnniYmm, Q8_0Codes>;
   t.q8_0.gemm_panels = Q8TilePanels<VnniYmm, Q8_0Codes>;
   t.q4_0.gemm = Q8Tile<VnniYmm, Q4_0Codes>;
   t.q4_0.pack_panels = Q8PackPanels<VnniYmm, Q4_0Nibbles>;
+  t.q4_0.unpack_panel_row = Q8UnpackPanelRow<VnniYmm, Q4_0Nibbles>;
   t.q4_0.gemm_panels = Q8TilePanels<VnniYmm, Q4_0Nibbles>;
   t.q4_1.gemm = Q8Tile<VnniYmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniYmm, Q5_0Codes>;

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/quant.h"
@@ -128,8 +129,8 @@ struct Q4_0Nibbles : Q4_0Codes {
 // the panel front to back, and for q8_0 a block of the panel is exactly
 // the bytes of the kRows rows' blocks it came from.
 template <typename Kind, int kRows>
-inline constexpr size_t kPanelBlockBytes =
-    kRows * (4 * Kind::kStoredGroups + (Kind::kHasMin ? 4 : 2));
+inline constexpr size_t kPanelBlockBytes = kRows*(4 * Kind::kStoredGroups +
+                                                  (Kind::kHasMin ? 4 : 2));
 
 template <typename Kind, int kRows>
 size_t PanelBytes(int64_t n_blocks) {
@@ -162,8 +163,7 @@ size_t PanelBytes(int64_t n_blocks) {
 
 // The n_rows (<= kRows) rows at w, row_bytes apart, as one panel at out.
 template <typename Kind, int kRows>
-void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blocks,
-               uint8_t* out) {
+void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blocks, uint8_t* out) {
   using Block = typename Kind::Block;
   constexpr size_t kGroupStride = 4 * kRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
@@ -254,8 +254,7 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
       for (int v = 0; v < RV; ++v) isum[v][t] = start;
     }
     const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
-    const auto* scales =
-        reinterpret_cast<const uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
+    const auto* scales = reinterpret_cast<const uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
     for (int g = 0; g < 8; ++g) {
       I wv[RV];
       for (int v = 0; v < RV; ++v) {
@@ -291,8 +290,8 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
 }
 
 template <typename S, typename Kind, int kRows>
-using Q8MicroFn = void (*)(const uint8_t*, int, const BlockQ8Act*, const ActSide&, int64_t,
-                           float*, int64_t, const Hints&);
+using Q8MicroFn = void (*)(const uint8_t*, int, const BlockQ8Act*, const ActSide&, int64_t, float*,
+                           int64_t, const Hints&);
 
 // The token tails: Q8Micro with 1..S::kRN tokens.
 template <typename S, typename Kind, int kRows, int RV>
@@ -358,8 +357,8 @@ void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int6
   const int64_t n_blocks = cols / 32;
   const auto* acts = static_cast<const BlockQ8Act*>(x);
   uint8_t* panel = Align64(scratch);
-  const ActSide side = MakeActSide<Kind>(acts, n_tokens, n_blocks,
-                                         panel + PanelBytes<Kind, kRows>(n_blocks));
+  const ActSide side =
+      MakeActSide<Kind>(acts, n_tokens, n_blocks, panel + PanelBytes<Kind, kRows>(n_blocks));
   const auto* base = static_cast<const uint8_t*>(w);
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
@@ -384,6 +383,36 @@ void Q8PackPanels(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
     PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks,
                            panels + (r / kRows) * PanelBytes<Kind, kRows>(n_blocks));
   }
+}
+
+// The table's unpack_panel_row: row `row` of the panels Q8PackPanels made
+// from rows of `cols` columns, written at out as it was stored (row_bytes
+// bytes): PackPanel undone for one row, so a matrix that is also looked up
+// row by row (a token embedding tied to the output) needs no second copy.
+template <typename S, typename Kind>
+void Q8UnpackPanelRow(const void* panels, size_t row_bytes, int64_t row, int64_t cols, void* out) {
+  static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q4_0Nibbles>,
+                "the kinds PackPanel stores at load");
+  using Block = typename Kind::Block;
+  constexpr int kRows = S::kPanelRows;
+  const int64_t n_blocks = cols / 32;
+  const uint8_t* panel =
+      static_cast<const uint8_t*>(panels) + (row / kRows) * PanelBytes<Kind, kRows>(n_blocks);
+  const int64_t r = row % kRows;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
+    Block block;
+    for (int g = 0; g < Kind::kStoredGroups; ++g) {
+      std::memcpy(block.qs + 4 * g, codes + (g * kRows + r) * 4, 4);
+    }
+    if constexpr (std::is_same_v<Kind, Q8_0Codes>) {
+      // Stored as code + 128 (Q8_0Codes::Codes).
+      for (auto& q : block.qs) q = static_cast<int8_t>(static_cast<uint8_t>(q) ^ 0x80u);
+    }
+    std::memcpy(&block.d, codes + 4 * Kind::kStoredGroups * kRows + 2 * r, sizeof(block.d));
+    std::memcpy(static_cast<uint8_t*>(out) + b * sizeof(Block), &block, sizeof(Block));
+  }
+  (void)row_bytes;
 }
 
 // A Q4_0Nibbles panel as a Q4_0Codes one (each group of nibbles split into
@@ -436,8 +465,8 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
     if constexpr (kNibbles) {
       if (widen) {
         WidenNibbles<kRows>(panel, n_blocks, wide);
-        SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, side, n_tokens, n_blocks,
-                                              y + r, ldy, next, next_bytes);
+        SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, side, n_tokens, n_blocks, y + r,
+                                              ldy, next, next_bytes);
         continue;
       }
     }

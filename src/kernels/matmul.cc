@@ -170,6 +170,11 @@ size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols) {
   return static_cast<size_t>(padded) * RowBytes(type, cols);
 }
 
+void UnpackPanelRow(TensorType type, const void* panels, int64_t row, int64_t cols, void* out) {
+  H2O_CHECK(PanelsOffered(type) && row >= 0 && cols % TraitsOf(type).block_size == 0);
+  ActiveKernels().For(type).unpack_panel_row(panels, RowBytes(type, cols), row, cols, out);
+}
+
 bool RowsSplitAt(bool panels, int64_t first) { return !panels || first % kPanelAlignRows == 0; }
 
 void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,

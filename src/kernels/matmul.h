@@ -41,6 +41,9 @@ size_t PanelsBytes(TensorType type, int64_t rows, int64_t cols);
 // bytes), rows split over the pool.
 void PackPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out,
                 ThreadPool* pool);
+// Row `row` of panels PackPanels made, written at out as the row was stored
+// (RowBytes(type, cols) bytes).
+void UnpackPanelRow(TensorType type, const void* panels, int64_t row, int64_t cols, void* out);
 // MatMul over panels PackPanels made: the same y, bit for bit, for any
 // n_tokens (1 included); scratch as MatMul's.
 void MatMulPanels(TensorType type, const void* panels, int64_t rows, int64_t cols, const float* x,

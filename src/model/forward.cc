@@ -24,6 +24,7 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_rows, int n_threads)
   const size_t kv_dim = static_cast<size_t>(hp.kv_dim());
   row_pos_.resize(n);
   row_item_.resize(n);
+  embd_row_.resize(model.weights().token_embd.row_bytes());
   query_pos_.resize(n);
   x_.resize(n * hp.n_embd);
   xb_.resize(n * hp.n_embd);
@@ -143,6 +144,11 @@ void ForwardPass::Embed(std::span<const ForwardItem> items) {
       float* x = &x_[r * n_embd];
       const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
                         static_cast<size_t>(item.tokens[t]) * w.token_embd.row_bytes();
+      if (w.token_embd.panels) {
+        kernels::UnpackPanelRow(w.token_embd.type, w.token_embd.data, item.tokens[t], n_embd,
+                                embd_row_.data());
+        row = embd_row_.data();
+      }
       kernels::DequantizeRow(w.token_embd.type, row, x, n_embd);
       if (w.position_embd.data != nullptr) {
         H2O_CHECK(row_pos_[r] < w.position_embd.rows);

@@ -100,6 +100,7 @@ class ForwardPass {
   int n_parts_;                     // attention scratch sets: one per thread
   int32_t kv_capacity_ = 0;         // slots the attention scratch covers
   std::vector<int32_t> row_pos_;    // [max_rows] position of each row
+  std::vector<uint8_t> embd_row_;   // a token's embedding row, out of its panels
   std::vector<int32_t> row_item_;   // [max_rows] index of each row's item
   std::vector<int32_t> query_pos_;  // [max_rows] position RoPE gives each row's query
 

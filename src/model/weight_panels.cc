@@ -23,7 +23,9 @@ WeightPanels WeightPanels::Pack(ModelWeights& w, const gguf::File& file, int n_t
       matrices.push_back(m);
     }
   }
-  if (!w.tied_output) matrices.push_back(&w.output);
+  // A tied output is the token embedding: packed as one, looked up from
+  // its panels (ForwardPass::Embed).
+  matrices.push_back(w.tied_output ? &w.token_embd : &w.output);
   WeightPanels out;
   std::unique_ptr<kernels::ThreadPool> pool;
   for (WeightMatrix* m : matrices) {
@@ -37,6 +39,7 @@ WeightPanels WeightPanels::Pack(ModelWeights& w, const gguf::File& file, int n_t
     m->panels = true;
     out.buffers_.push_back(std::move(panels));
   }
+  if (w.tied_output) w.output = w.token_embd;
   return out;
 }
 

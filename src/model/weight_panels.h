@@ -19,9 +19,10 @@ class File;
 class WeightPanels {
  public:
   // Repacks each matrix of w the kernels offer panels for (its type has
-  // them) and points it at its panels. Not the token embedding, whose rows
-  // are also looked up one at a time, nor an output tied to it. n_threads
-  // pack at once. w's views must point into `file`.
+  // them) and points it at its panels. The token embedding only when the
+  // output is tied to it (its rows are then looked up from the panels);
+  // otherwise it stays as stored, read a row at a time. n_threads pack at
+  // once. w's views must point into `file`.
   static WeightPanels Pack(ModelWeights& w, const gguf::File& file, int n_threads);
 
   size_t matrices() const { return buffers_.size(); }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -111,6 +112,32 @@ TEST(MatMul, PanelsEqualTheRows) {
                                        << " threads " << threads << " i " << i;
           }
         }
+      }
+    }
+  }
+  if (offered == 0) GTEST_SKIP() << "the active backend packs no panels";
+}
+
+// Each row read back out of the panels is the row as stored, byte for byte,
+// the rows of a partial last panel included.
+TEST(MatMul, PanelRowsUnpackToTheStoredRows) {
+  int offered = 0;
+  for (TensorType type : testing::AllTypes()) {
+    if (!PanelsOffered(type)) continue;
+    ++offered;
+    const int64_t cols = 128;
+    const size_t row_bytes = RowBytes(type, cols);
+    for (int64_t rows : {1, 31, 70}) {
+      const std::vector<uint8_t> w =
+          testing::StoreRow(type, testing::RandomVector(rows * cols, static_cast<uint32_t>(rows)));
+      std::vector<uint8_t> panels(PanelsBytes(type, rows, cols));
+      PackPanels(type, w.data(), rows, cols, panels.data(), nullptr);
+      std::vector<uint8_t> row(row_bytes + 1, 0xA5);
+      for (int64_t r = 0; r < rows; ++r) {
+        UnpackPanelRow(type, panels.data(), r, cols, row.data());
+        ASSERT_TRUE(std::equal(row.begin(), row.begin() + row_bytes, w.begin() + r * row_bytes))
+            << testing::TypeName(type) << " rows " << rows << " row " << r;
+        ASSERT_EQ(row[row_bytes], 0xA5) << "wrote past the row";
       }
     }
   }

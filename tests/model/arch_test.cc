@@ -65,7 +65,8 @@ class ArchTest : public ::testing::Test {
 // embedding or not, a vocabulary that ends in a partial panel), for each
 // type the kernels repack; --no-repack (repack off) packs nothing. One KV
 // head of 16 puts fused K and V at rows no panel starts on, so those are
-// computed as one product and split after.
+// computed as one product and split after; with it llama and gemma3 tie
+// their output, whose embedding rows are then read out of its panels.
 TEST_F(ArchTest, RepackedWeightsGiveTheLogitsOfTheRowsBitForBit) {
   for (const char* type : {"q8_0", "q4_0"}) {
     for (const char* arch : {"llama", "qwen2", "phi3", "gemma3", "gptneox", "gpt2"}) {
@@ -74,6 +75,8 @@ TEST_F(ArchTest, RepackedWeightsGiveTheLogitsOfTheRowsBitForBit) {
         MkModelOptions o = Small(arch);
         o.type = type;
         if (o.n_head_kv != o.n_head) o.n_head_kv = n_head_kv;
+        // Llama 3.2 and Gemma tie the output to the embedding.
+        o.tied = n_head_kv == 1 && (std::string(arch) == "llama" || std::string(arch) == "gemma3");
         o.output_path = (dir_ / (std::string(arch) + "_" + type + ".gguf")).string();
         ASSERT_TRUE(MakeRandomModel(o).ok());
         auto packed = Model::Load(o.output_path);
@@ -82,6 +85,10 @@ TEST_F(ArchTest, RepackedWeightsGiveTheLogitsOfTheRowsBitForBit) {
         EXPECT_EQ((*rows)->panels().matrices(), 0u);
         if (kernels::PanelsOffered(ParseTensorType(type).value())) {
           EXPECT_GT((*packed)->panels().matrices(), 0u);
+          // A tied output is packed with the embedding, looked up from it.
+          const ModelWeights& w = (*packed)->weights();
+          EXPECT_EQ(w.token_embd.panels, w.tied_output);
+          EXPECT_TRUE(w.output.panels);
         }
         std::vector<std::vector<float>> logits[2];
         for (int i = 0; i < 2; ++i) {

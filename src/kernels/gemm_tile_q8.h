@@ -128,9 +128,12 @@ struct Q4_0Nibbles : Q4_0Codes {
 // compute zeros that are never stored). Block-major, so a sweep streams
 // the panel front to back, and for q8_0 a block of the panel is exactly
 // the bytes of the kRows rows' blocks it came from.
+// (clang-format reads kRows * (...) below as a pointer declaration.)
+// clang-format off
 template <typename Kind, int kRows>
-inline constexpr size_t kPanelBlockBytes = kRows*(4 * Kind::kStoredGroups +
-                                                  (Kind::kHasMin ? 4 : 2));
+inline constexpr size_t kPanelBlockBytes =
+    kRows * (4 * Kind::kStoredGroups + (Kind::kHasMin ? 4 : 2));
+// clang-format on
 
 template <typename Kind, int kRows>
 size_t PanelBytes(int64_t n_blocks) {
@@ -390,7 +393,8 @@ void Q8PackPanels(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
 // bytes): PackPanel undone for one row, so a matrix that is also looked up
 // row by row (a token embedding tied to the output) needs no second copy.
 template <typename S, typename Kind>
-void Q8UnpackPanelRow(const void* panels, size_t row_bytes, int64_t row, int64_t cols, void* out) {
+void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int64_t cols,
+                      void* out) {
   static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q4_0Nibbles>,
                 "the kinds PackPanel stores at load");
   using Block = typename Kind::Block;
@@ -412,7 +416,6 @@ void Q8UnpackPanelRow(const void* panels, size_t row_bytes, int64_t row, int64_t
     std::memcpy(&block.d, codes + 4 * Kind::kStoredGroups * kRows + 2 * r, sizeof(block.d));
     std::memcpy(static_cast<uint8_t*>(out) + b * sizeof(Block), &block, sizeof(Block));
   }
-  (void)row_bytes;
 }
 
 // A Q4_0Nibbles panel as a Q4_0Codes one (each group of nibbles split into

@@ -57,20 +57,6 @@ void ForwardPass::ReserveKvCapacity(int32_t kv_capacity) {
   }
 }
 
-void ForwardPass::MatMul(const WeightMatrix& w, const std::vector<float>& bias, const float* x,
-                         int32_t n, float* y, kernels::ThreadPool* pool) {
-  if (w.panels) {
-    kernels::MatMulPanels(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
-  } else {
-    kernels::MatMul(w.type, w.data, w.rows, w.cols, x, n, y, matmul_scratch_.data(), pool);
-  }
-  if (bias.empty()) return;
-  for (int32_t t = 0; t < n; ++t) {
-    float* row = y + static_cast<size_t>(t) * w.rows;
-    for (int64_t r = 0; r < w.rows; ++r) row[r] += bias[r];
-  }
-}
-
 namespace {
 
 // Rows [first, first + count) of w as a matrix of their own, or an empty
@@ -89,34 +75,38 @@ const float* BiasAt(const std::vector<float>& bias, size_t first) {
 
 }  // namespace
 
+void ForwardPass::MatMul(const WeightMatrix& w, const std::vector<float>& bias, const float* x,
+                         int32_t n, float* y, kernels::ThreadPool* pool) {
+  const Projection projection{w, BiasAt(bias, 0), y, w.rows};
+  Project({&projection, 1}, x, n, pool);
+}
+
 void ForwardPass::Project(std::span<const Projection> projections, const float* x, int32_t n,
                           kernels::ThreadPool* pool, const kernels::RangeFn* after) {
+  auto product_of = [](const Projection& p) -> kernels::SharedProduct {
+    return {p.w.data, p.w.rows, p.y, p.y_stride, p.bias};
+  };
   const WeightMatrix& first = projections[0].w;
   bool shared = true;
   for (const Projection& p : projections) {
-    shared = shared && p.w.data != nullptr && p.w.type == first.type &&
-             p.w.panels == first.panels && p.w.cols == first.cols;
+    H2O_CHECK(p.w.data != nullptr);
+    shared =
+        shared && p.w.type == first.type && p.w.panels == first.panels && p.w.cols == first.cols;
   }
   if (shared) {
     kernels::SharedProduct products[4];
     H2O_CHECK(projections.size() <= std::size(products));
-    for (size_t i = 0; i < projections.size(); ++i) {
-      const Projection& p = projections[i];
-      products[i] = {p.w.data, p.w.rows, p.y, p.y_stride, p.bias};
-    }
+    for (size_t i = 0; i < projections.size(); ++i) products[i] = product_of(projections[i]);
     kernels::MatMulShared(first.type, first.panels, {products, projections.size()}, first.cols, x,
                           n, matmul_scratch_.data(), pool, after);
     return;
   }
   for (const Projection& p : projections) {
-    H2O_CHECK(p.w.data != nullptr && p.y_stride == p.w.rows);
-    MatMul(p.w, {}, x, n, p.y, pool);
-    for (int32_t t = 0; p.bias != nullptr && t < n; ++t) {
-      float* y = p.y + static_cast<size_t>(t) * p.y_stride;
-      for (int64_t r = 0; r < p.w.rows; ++r) y[r] += p.bias[r];
-    }
+    const kernels::SharedProduct product = product_of(p);
+    kernels::MatMulShared(p.w.type, p.w.panels, {&product, 1}, p.w.cols, x, n,
+                          matmul_scratch_.data(), pool);
   }
-  if (after != nullptr) (*after)(0, projections[0].w.rows);
+  if (after != nullptr) (*after)(0, first.rows);
 }
 
 void ForwardPass::Norm(const NormWeights& w, const float* x, float* out, int32_t n) const {
@@ -142,12 +132,13 @@ void ForwardPass::Embed(std::span<const ForwardItem> items) {
       row_pos_[r] = item.pos0 + static_cast<int32_t>(t);
       row_item_[r] = static_cast<int32_t>(&item - items.data());
       float* x = &x_[r * n_embd];
-      const auto* row = static_cast<const uint8_t*>(w.token_embd.data) +
-                        static_cast<size_t>(item.tokens[t]) * w.token_embd.row_bytes();
+      const uint8_t* row = embd_row_.data();
       if (w.token_embd.panels) {
         kernels::UnpackPanelRow(w.token_embd.type, w.token_embd.data, item.tokens[t], n_embd,
                                 embd_row_.data());
-        row = embd_row_.data();
+      } else {
+        row = static_cast<const uint8_t*>(w.token_embd.data) +
+              static_cast<size_t>(item.tokens[t]) * w.token_embd.row_bytes();
       }
       kernels::DequantizeRow(w.token_embd.type, row, x, n_embd);
       if (w.position_embd.data != nullptr) {

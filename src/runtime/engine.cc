@@ -139,19 +139,19 @@ Status Engine::Forward(std::span<const BatchItem> batch) {
   forward_.Run(items_, &pool_);
   for (const BatchItem& b : batch) b.sequence->Advance(static_cast<int32_t>(b.tokens.size()));
   const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
-  // Checked on every thread; the first failing item in batch order reports.
-  std::atomic<size_t> first_bad{items_.size()};
+  // Checked on every thread; on a failure, again in batch order, so the
+  // first failing item reports.
+  std::atomic<bool> any_bad{false};
   pool_.ParallelFor(static_cast<int64_t>(items_.size()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const ForwardItem& item = items_[i];
-      if (item.logits == nullptr || CheckLogitsFinite(item, n_vocab).ok()) continue;
-      size_t seen = first_bad.load();
-      while (static_cast<size_t>(i) < seen && !first_bad.compare_exchange_weak(seen, i)) {
-      }
-      return;
+      if (item.logits != nullptr && !CheckLogitsFinite(item, n_vocab).ok()) any_bad = true;
     }
   });
-  if (first_bad < items_.size()) return CheckLogitsFinite(items_[first_bad], n_vocab);
+  if (!any_bad) return Status::Ok();
+  for (const ForwardItem& item : items_) {
+    if (item.logits != nullptr) H2O_RETURN_IF_ERROR(CheckLogitsFinite(item, n_vocab));
+  }
   return Status::Ok();
 }
 

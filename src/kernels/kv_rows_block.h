@@ -3,7 +3,7 @@
 // block quantizations (q8_0, q4_0, q4_1, q5_0, q5_1). They are built from a
 // backend's own per-type row kernels, so each backend gets its SIMD loops
 // without a second hand-written set (a backend may still replace the ones
-// that matter most for speed, as AVX2 does q8_0's):
+// that matter most for speed, as AVX2 and AVX-512 do q8_0's weighted sums):
 //   - scores: each K row dotted with each float query head by the type's
 //     dot_row, which widens the stored values exactly; the query is not
 //     rounded to 8 bits, so a quantized K adds only its own rounding.

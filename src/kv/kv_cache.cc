@@ -75,11 +75,10 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
   pos_.assign(totals.slot, kFreeSlot);
   if (policy_->needs_scores()) score_.assign(totals.scored, 0.0);
   if (policy_->needs_step_attention()) step_attn_.assign(totals.scored, 0.0f);
-  free_slots_.assign(totals.slot, 0);
+  freed_home_.assign(static_cast<size_t>(spill_slots_), 0);
   count_.assign(n_heads, 0);
   high_water_.assign(n_heads, 0);
   newest_pos_.assign(n_heads, -1);
-  free_top_.assign(n_heads, 0);
 }
 
 size_t KvCache::HeadIndex(int32_t layer, int32_t head) const {
@@ -114,12 +113,10 @@ uint8_t* KvCache::VRow(int32_t layer, int32_t head, int32_t slot) {
 int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
   const size_t h = HeadIndex(layer, head);
   H2O_CHECK(count_[h] < config_.layer_capacity(layer));
-  int32_t slot;
-  if (free_top_[h] > 0) {
-    slot = free_slots_[SlotIndex(layer, head, --free_top_[h])];
-  } else {
-    slot = high_water_[h]++;
-  }
+  // Between forward passes every written slot holds a token (see
+  // MoveSpillHome), so the next free slot is always the high-water mark.
+  H2O_CHECK(count_[h] == high_water_[h]);
+  const int32_t slot = high_water_[h]++;
   if (slot >= config_.layer_budget(layer)) {
     // One layer's tokens in the spill at a time.
     int32_t spilled = -1;
@@ -200,7 +197,12 @@ void KvCache::Evict(int32_t layer, int32_t head, int32_t slot) {
   if (double* score = scores(layer, head)) score[slot] = 0.0;
   if (float* step = step_attention(layer, head)) step[slot] = 0.0f;
   --count_[h];
-  free_slots_[SlotIndex(layer, head, free_top_[h]++)] = slot;
+  // Victims are chosen only while a head is over its budget, so it has
+  // spilled: at most spill_slots_ of them are home slots.
+  if (slot < config_.layer_budget(layer)) {
+    H2O_CHECK(freed_home_top_ < spill_slots_);
+    freed_home_[freed_home_top_++] = slot;
+  }
 }
 
 // Keeping the W highest positions is what LocalPolicy does; one pass with
@@ -218,42 +220,40 @@ void KvCache::EvictBelowWindow(int32_t layer, int32_t head) {
 void KvCache::EvictOverBudget(int32_t layer) {
   const int32_t budget = config_.layer_budget(layer);
   for (int32_t head = 0; head < config_.n_head_kv; ++head) {
+    freed_home_top_ = 0;
     if (config_.windowed(layer)) {
       EvictBelowWindow(layer, head);
-      continue;
+    } else {
+      while (count_[HeadIndex(layer, head)] > budget) {
+        const HeadMetadata meta = Metadata(layer, head);
+        const int32_t victim = policy_->ChooseVictim(meta);
+        H2O_CHECK(victim >= 0 && victim < meta.n_slots);
+        Evict(layer, head, victim);
+      }
     }
-    while (count_[HeadIndex(layer, head)] > budget) {
-      const HeadMetadata meta = Metadata(layer, head);
-      const int32_t victim = policy_->ChooseVictim(meta);
-      H2O_CHECK(victim >= 0 && victim < meta.n_slots);
-      Evict(layer, head, victim);
-    }
+    MoveSpillHome(layer, head);
   }
-  if (spill_layer_ == layer) {
-    for (int32_t head = 0; head < config_.n_head_kv; ++head) MoveSpillHome(layer, head);
-    spill_layer_ = -1;
-  }
+  if (spill_layer_ == layer) spill_layer_ = -1;
 }
 
-// After eviction count <= budget, and slots [0, budget) had all been
-// written before the head spilled, so every home slot not holding a token
-// is on the free stack: there is one for each spilled survivor.
+// Appends fill the home slots [0, budget) before the spill, and eviction
+// brings count down to exactly the budget, so each spilled survivor has one
+// home slot freed by this head's evictions (freed_home_) to move into, and
+// afterwards every written slot holds a token again.
 void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
   const size_t h = HeadIndex(layer, head);
   const int32_t budget = config_.layer_budget(layer);
-  if (high_water_[h] <= budget) return;
-  int32_t* free_stack = &free_slots_[SlotIndex(layer, head, 0)];
+  if (high_water_[h] <= budget) {
+    H2O_CHECK(freed_home_top_ == 0);
+    return;
+  }
   int32_t* pos = &pos_[SlotIndex(layer, head, 0)];
   double* score = scores(layer, head);
   float* step = step_attention(layer, head);
-  int32_t top = 0;
-  for (int32_t i = 0; i < free_top_[h]; ++i) {
-    if (free_stack[i] < budget) free_stack[top++] = free_stack[i];
-  }
   for (int32_t from = budget; from < high_water_[h]; ++from) {
     if (pos[from] == kFreeSlot) continue;
-    H2O_CHECK(top > 0);
-    const int32_t to = free_stack[--top];
+    H2O_CHECK(freed_home_top_ > 0);
+    const int32_t to = freed_home_[--freed_home_top_];
     std::memcpy(KRow(layer, head, to), KRow(layer, head, from), k_row_bytes_);
     std::memcpy(VRow(layer, head, to), VRow(layer, head, from), v_row_bytes_);
     pos[to] = pos[from];
@@ -261,7 +261,7 @@ void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
     if (score != nullptr) std::swap(score[to], score[from]);
     if (step != nullptr) std::swap(step[to], step[from]);
   }
-  free_top_[h] = top;
+  H2O_CHECK(freed_home_top_ == 0);
   high_water_[h] = budget;
 }
 
@@ -272,7 +272,6 @@ void KvCache::Clear() {
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(high_water_.begin(), high_water_.end(), 0);
   std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
-  std::fill(free_top_.begin(), free_top_.end(), 0);
   spill_layer_ = -1;
 }
 
@@ -293,7 +292,6 @@ void KvCache::CopyFrom(const KvCache& other) {
       std::memcpy(&v_[row * v_row_bytes_], &other.v_[row * v_row_bytes_], used * v_row_bytes_);
       const size_t first = SlotIndex(l, head, 0);
       std::copy_n(&other.pos_[first], used, &pos_[first]);
-      std::copy_n(&other.free_slots_[first], other.free_top_[h], &free_slots_[first]);
       if (double* score = scores(l, head)) std::copy_n(other.scores(l, head), used, score);
       if (float* step = step_attention(l, head)) {
         std::copy_n(&other.step_attn_[ScoredIndex(l, head, 0)], used, step);
@@ -303,7 +301,6 @@ void KvCache::CopyFrom(const KvCache& other) {
   count_ = other.count_;
   high_water_ = other.high_water_;
   newest_pos_ = other.newest_pos_;
-  free_top_ = other.free_top_;
   spill_layer_ = -1;
   policy_->CopyStateFrom(*other.policy_);
 }
@@ -314,8 +311,8 @@ size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
   size_t per_scored_slot = 0;
   if (policy.needs_scores()) per_scored_slot += sizeof(double);
   if (policy.needs_step_attention()) per_scored_slot += sizeof(float);
-  return rows * c.types.TokenBytes(c.head_dim) +
-         totals.slot * (sizeof(int32_t) /*pos*/ + sizeof(int32_t) /*free list*/) +
+  return rows * c.types.TokenBytes(c.head_dim) + totals.slot * sizeof(int32_t) /*pos*/ +
+         static_cast<size_t>(c.spill_slots()) * sizeof(int32_t) /*freed_home_*/ +
          totals.scored * per_scored_slot;
 }
 

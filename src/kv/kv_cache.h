@@ -5,9 +5,11 @@
 // picks victims; EvictOverBudget() applies the choice.
 //
 // Invariants, per (layer, head):
-//   - slots [0, high_water) have been written at least once; a slot whose
-//     position is kFreeSlot holds an evicted token and is reused by the
-//     next Append (nothing is allocated after construction);
+//   - between forward passes, slots [0, high_water) each hold a token and
+//     count == high_water: eviction only ever brings a spilled head back
+//     down to its budget, and the spilled survivors fill the slots it
+//     freed, so the next Append always takes the high-water slot (nothing
+//     is allocated after construction);
 //   - count <= capacity, and after EvictOverBudget(), count <= budget
 //     (the layer's: see below).
 // Each (layer, head) keeps its own token set: heads evict independently.
@@ -144,8 +146,8 @@ class KvCache {
   // without allocating it (for estimates).
   static size_t AllocatedBytesFor(const KvCacheConfig& config, const EvictionPolicy& policy);
   // The K/V row part of AllocatedBytesFor (the layers' budgets and the
-  // spill area); the rest is per-slot bookkeeping (positions, free list,
-  // the policy's scores). kv/kv_report.h reports the two apart.
+  // spill area); the rest is per-slot bookkeeping (positions, the policy's
+  // scores) and one spill's worth of freed-slot indices. kv/kv_report.h reports the two apart.
   static size_t RowBytesFor(const KvCacheConfig& config);
   // Bytes an exact cache of these element types needs to hold n_tokens
   // tokens (K and V only): what the budget saves against. Every global
@@ -218,9 +220,11 @@ class KvCache {
   std::vector<int32_t> count_;       // [n_layer][n_head_kv]
   std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
   std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]
-  // Evicted slots awaiting reuse: a stack of `free_top_[h]` entries per head.
-  std::vector<int32_t> free_slots_;  // per layer: [n_head_kv][layer capacity]
-  std::vector<int32_t> free_top_;    // [n_layer][n_head_kv]
+  // The home slots one head's evictions freed, awaiting its spilled
+  // survivors: a stack of freed_home_top_ entries, used by one head at a
+  // time inside EvictOverBudget. A head evicts at most its spill's size.
+  std::vector<int32_t> freed_home_;  // [spill_slots]
+  int32_t freed_home_top_ = 0;
 };
 
 }  // namespace h2o

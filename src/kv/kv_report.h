@@ -27,9 +27,10 @@ std::string DescribeKvSlots(const KvCacheConfig& c);
 std::string DescribeFullKv(const KvCacheConfig& c, int64_t n_tokens);
 
 // The one KV memory figure every command prints (generate, perplexity,
-// inspect, bench): what is allocated, split into K/V rows and per-slot
-// bookkeeping (position and free list; the accumulated and step scores of
-// a policy that keeps them), both counted by KvCache::AllocatedBytesFor.
+// inspect, bench): what is allocated, split into K/V rows and bookkeeping
+// (each slot's position; the accumulated and step scores of a policy that
+// keeps them; the indices of one spill's freed slots), both counted by
+// KvCache::AllocatedBytesFor.
 struct KvMemory {
   size_t rows = 0;
   size_t bookkeeping = 0;

@@ -70,8 +70,8 @@ TEST_F(ArchCli, SlidingWindowLayersKeepTheirWindow) {
   // An exact cache of 100 tokens: 100 per KV head in the global layer, the
   // window of 8 in each of the six others; K and V rows of 16 f16 values.
   const int64_t row = 16 * 2, kv_heads = 2;
-  // Each slot also has its position and free-list entry (8 B).
-  EXPECT_EQ(p["kv_bytes_full"].get<int64_t>(), kv_heads * (2 * row + 8) * (100 + 6 * 8));
+  // Each slot also has its position (4 B).
+  EXPECT_EQ(p["kv_bytes_full"].get<int64_t>(), kv_heads * (2 * row + 4) * (100 + 6 * 8));
   EXPECT_EQ(p["kv_full_row_bytes"].get<int64_t>(), 2 * kv_heads * row * (100 + 6 * 8));
   // The full policy: the context (128) in the global layer, the window in
   // the others, one shared chunk row per KV head; plus at most 32 bytes of

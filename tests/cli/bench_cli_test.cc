@@ -53,25 +53,26 @@ TEST(BenchCli, JsonRecords) {
     by_key[{rec["kv"], rec["depth"], rec["test"]}] = rec;
   }
   EXPECT_EQ(by_key.size(), 8u);
-  // stories260K: 5 layers x 4 KV heads, head_dim 8, f16. A slot is 40 B
-  // (K, V, position, free list), 48 B with h2o's score. At depth 32:
+  // stories260K: 5 layers x 4 KV heads, head_dim 8, f16. A slot is 36 B
+  // (K, V, position), 44 B with h2o's score. At depth 32:
   //   pp16: full 48 slots; h2o budget 16 + chunk 8 = 24 slots.
   //   tg8:  full 40 slots; h2o 24 slots.
   // h2o's K/V rows (32 B a slot) are its 16-token budget per (layer, KV
-  // head) plus one 8-token chunk per KV head shared by all layers.
-  constexpr int64_t kH2oBytes = 20 * 16 * 32 + 4 * 8 * 32 + 20 * 24 * 16;
+  // head) plus one 8-token chunk per KV head shared by all layers, and one
+  // freed-slot index (4 B) per slot of that chunk.
+  constexpr int64_t kH2oBytes = 20 * 16 * 32 + 4 * 8 * 32 + 20 * 24 * 12 + 8 * 4;
   const auto& full_pp = by_key[{"full", 32, "pp16"}];
   const auto& h2o_pp = by_key[{"h2o:heavy=8,recent=8", 32, "pp16"}];
   const auto& full_tg = by_key[{"full", 32, "tg8"}];
   const auto& h2o_tg = by_key[{"h2o:heavy=8,recent=8", 32, "tg8"}];
-  EXPECT_EQ(full_pp["kv_bytes"], 20 * 48 * 40);
+  EXPECT_EQ(full_pp["kv_bytes"], 20 * 48 * 36);
   EXPECT_EQ(h2o_pp["kv_bytes"], kH2oBytes);
-  EXPECT_EQ(full_tg["kv_bytes"], 20 * 40 * 40);
+  EXPECT_EQ(full_tg["kv_bytes"], 20 * 40 * 36);
   EXPECT_EQ(h2o_tg["kv_bytes"], kH2oBytes);
   EXPECT_LT(h2o_pp["kv_bytes"].get<int64_t>(), full_pp["kv_bytes"].get<int64_t>());
   EXPECT_LT(h2o_tg["kv_bytes"].get<int64_t>(), full_tg["kv_bytes"].get<int64_t>());
   // The full cache of the same tokens is counted as the session's own (K,
-  // V, position, free list): a full policy is exactly it.
+  // V, position): a full policy is exactly it.
   EXPECT_EQ(full_pp["kv_bytes_full"], full_pp["kv_bytes"]);
   EXPECT_EQ(full_pp["kv_full_row_bytes"], 2 * 20 * 48 * 16);
   EXPECT_EQ(h2o_tg["kv_resolved"], "h2o:heavy=8,recent=8");

@@ -33,16 +33,16 @@ TEST(KvCli, BudgetBoundsTheAllocation) {
   const auto out = nlohmann::json::parse(r.out)["policies"][0];
   // f16 K and V rows for the 64-token budget of each layer and KV head plus
   // the 1-token chunk per KV head that the layers share; at most 32 bytes
-  // of metadata (position, score, free-list entry) for each of the 64 + 1
+  // of metadata (position, score, a freed-slot index) for each of the 64 + 1
   // slots of a layer and KV head.
   const int64_t rows = kLayers * kKvHeads * 64 + kKvHeads;
   const int64_t row_bytes = 2 * kHeadDim * 2;
   EXPECT_LE(out["kv_bytes"].get<int64_t>(), rows * row_bytes + kLayers * kKvHeads * 65 * 32);
   EXPECT_GE(out["kv_bytes"].get<int64_t>(), rows * row_bytes);
   // A full cache of the 512 tokens, counted as the policy's own: K/V rows
-  // and each slot's position and free-list entry (8 B).
+  // and each slot's position (4 B).
   EXPECT_EQ(out["kv_bytes_full"].get<int64_t>(),
-            kLayers * kKvHeads * 512 * (2 * kHeadDim * 2 + 8));
+            kLayers * kKvHeads * 512 * (2 * kHeadDim * 2 + 4));
   EXPECT_EQ(out["kv_full_row_bytes"].get<int64_t>(), 2 * kLayers * kKvHeads * 512 * kHeadDim * 2);
 }
 

@@ -86,12 +86,13 @@ class BenchOnStories : public ::testing::Test {
 };
 Model* BenchOnStories::model_ = nullptr;
 
-// Per slot, f16: K and V rows of 8 halves (2 * 16 B) + position (4) + free
-// list (4) = 40 B; h2o adds its score (8) = 48 B. 20 (layer, KV head) pairs.
-// An evicting cache keeps K/V rows for its budget per pair plus one chunk
-// per KV head (the spill all layers share), metadata for budget + chunk.
+// Per slot, f16: K and V rows of 8 halves (2 * 16 B) + position (4) = 36 B;
+// h2o adds its score (8). 20 (layer, KV head) pairs. An evicting cache
+// keeps K/V rows for its budget per pair plus one chunk per KV head (the
+// spill all layers share), metadata for budget + chunk, and one freed-slot
+// index (4 B) per spill slot.
 constexpr size_t kHeads = 5 * 4;
-constexpr size_t kH2oBytes = kHeads * 16 * 32 + 4 * 8 * 32 + kHeads * (16 + 8) * 16;
+constexpr size_t kH2oBytes = kHeads * 16 * 32 + 4 * 8 * 32 + kHeads * (16 + 8) * 12 + 8 * 4;
 
 TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
   const BenchTest pp{BenchKind::kPrompt, 16, 32};
@@ -101,14 +102,14 @@ TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
     ASSERT_EQ(r->tps.size(), 2u);
     EXPECT_GT(r->tps_min, 0.0);
     EXPECT_GE(r->tps_median, r->tps_min);
-    // 48 slots of f16 K and V (32 B) and their position and free-list entry
-    // (8 B): the full cache counted as the session's own (kv/kv_report.h).
-    EXPECT_EQ(r->kv_bytes_full, kHeads * 48 * (2 * 16 + 8));
+    // 48 slots of f16 K and V (32 B) and their position (4 B): the full
+    // cache counted as the session's own (kv/kv_report.h).
+    EXPECT_EQ(r->kv_bytes_full, kHeads * 48 * (2 * 16 + 4));
     EXPECT_GT(r->peak_rss_bytes, 0u);
     EXPECT_FALSE(r->bytes_per_token.has_value());  // roofline is for decode only
     EXPECT_FALSE(r->roofline_tps.has_value());
   }
-  EXPECT_EQ(full.kv_bytes, kHeads * 48 * 40);       // capacity n_ctx = 32 + 16
+  EXPECT_EQ(full.kv_bytes, kHeads * 48 * 36);       // capacity n_ctx = 32 + 16
   EXPECT_EQ(h2o.kv_bytes, kH2oBytes);  // budget 16, chunk 8
   EXPECT_EQ(h2o.kv_resolved, "h2o:heavy=8,recent=8");
 }
@@ -117,7 +118,7 @@ TEST_F(BenchOnStories, GenerateAtDepthFullVsH2o) {
   const BenchTest tg{BenchKind::kGenerate, 8, 32};
   const BenchRecord full = Run("full", tg);
   const BenchRecord h2o = Run("h2o:heavy=8,recent=8", tg);
-  EXPECT_EQ(full.kv_bytes, kHeads * 40 * 40);
+  EXPECT_EQ(full.kv_bytes, kHeads * 40 * 36);
   EXPECT_EQ(h2o.kv_bytes, kH2oBytes);
   // Token i attends to 33 + i tokens in the full cache, budget + 1 = 17 in h2o.
   ASSERT_TRUE(full.kv_tokens_read && h2o.kv_tokens_read);

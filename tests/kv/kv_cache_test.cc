@@ -9,6 +9,7 @@
 
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
+#include "kv/policies.h"
 
 namespace h2o {
 namespace {
@@ -132,12 +133,48 @@ TEST(KvCache, EvictedSlotIsReusedAndMemoryStaysFixed) {
   EXPECT_EQ(cache.AllocatedBytes(), bytes);
 }
 
+// Chunks of every size up to the spill, victims anywhere (a seeded random
+// policy): after each eviction a head's written slots are exactly its
+// tokens, with their own rows, so appends never need a free list.
+TEST(KvCache, EvictionLeavesNoHoles) {
+  constexpr int32_t kBudget = 5, kChunk = 4;
+  KvCache cache(SmallConfig(TensorType::kF32, kBudget, kBudget + kChunk),
+                std::make_unique<RandomPolicy>(3, 2, 7));
+  std::mt19937 rng(11);
+  int32_t next = 0;
+  for (int step = 0; step < 40; ++step) {
+    const int32_t n = 1 + static_cast<int32_t>(rng() % kChunk);
+    for (int32_t l = 0; l < 2; ++l) {
+      for (int32_t h = 0; h < 3; ++h) {
+        for (int32_t pos = next; pos < next + n; ++pos) {
+          const auto k = Row(pos, h, 1.0f);
+          const auto v = Row(pos, h, -1.0f);
+          cache.Append(l, h, pos, k.data(), v.data());
+        }
+      }
+      cache.EvictOverBudget(l);
+      for (int32_t h = 0; h < 3; ++h) {
+        const KvHeadView view = cache.View(l, h);
+        EXPECT_EQ(cache.count(l, h), std::min(next + n, kBudget));
+        ASSERT_EQ(view.n_slots, cache.count(l, h));
+        for (int32_t s = 0; s < view.n_slots; ++s) {
+          ASSERT_GE(view.pos[s], 0) << "hole at slot " << s;
+          const auto k = Row(view.pos[s], h, 1.0f);
+          EXPECT_EQ(static_cast<const float*>(view.KRow(s))[0], k[0]);
+          EXPECT_EQ(static_cast<const float*>(view.VRow(s))[3], -k[3]);
+        }
+      }
+    }
+    next += n;
+  }
+}
+
 TEST(KvCache, SpillIsSharedByLayersAndCountedOnce) {
   // f32, head_dim 4: 16 B a row. K/V rows for budget 3 in each of 2 x 3
-  // (layer, head) pairs + a 1-slot spill per head; metadata (position, free
-  // list, score) for all 4 slots of every pair.
+  // (layer, head) pairs + a 1-slot spill per head; metadata (position,
+  // score) for all 4 slots of every pair; one freed-slot index per spill slot.
   KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>(3));
-  EXPECT_EQ(cache.AllocatedBytes(), 2 * 16 * (6 * 3 + 3 * 1) + 6 * 4 * (4 + 4 + 8));
+  EXPECT_EQ(cache.AllocatedBytes(), 2 * 16 * (6 * 3 + 3 * 1) + 6 * 4 * (4 + 8) + 1 * 4);
   for (int32_t pos = 0; pos < 4; ++pos) {
     const auto k = Row(pos, 0, 1.0f);
     cache.Append(0, 0, pos, k.data(), k.data());

@@ -27,9 +27,9 @@ TEST(KvFit, ExactlyTheCachesBytesFitAndOneLessDoesNot) {
   KvPlan plan;
   const auto policy = MakePolicy(plan, 100);
   // 2 layers x 3 KV heads x 100 slots: f16 K and V rows of 8 (32 bytes)
-  // and a position and a free-list entry (8 bytes) per slot.
+  // and a position (4 bytes) per slot.
   const KvCacheConfig c = Full(2, 3, 8, 100);
-  const uint64_t bytes = 2 * 3 * 100 * (32 + 8);
+  const uint64_t bytes = 2 * 3 * 100 * (32 + 4);
   ASSERT_EQ(KvCache::AllocatedBytesFor(c, *policy), bytes);
   EXPECT_TRUE(CheckKvCacheFits(c, *policy, bytes).ok());
   const Status s = CheckKvCacheFits(c, *policy, bytes - 1);

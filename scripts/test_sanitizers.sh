@@ -39,7 +39,7 @@ run_tsan() {
   cmake --build "$dir" -j "$jobs" --target test_kernels test_runtime test_server h2o
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp" \
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 \
-      -R '^(ThreadPoolTest|Scheduler|Serve[A-Za-z]*|KvEndpoint)\.'
+      -R '^(ThreadPoolTest|Scheduler|Serve[A-Za-z]*|KvEndpoint|BatchParity)\.'
 }
 
 kinds=("$@")

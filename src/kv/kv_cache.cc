@@ -75,7 +75,9 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
   pos_.assign(totals.slot, kFreeSlot);
   if (policy_->needs_scores()) score_.assign(totals.scored, 0.0);
   if (policy_->needs_step_attention()) step_attn_.assign(totals.scored, 0.0f);
-  freed_home_.assign(static_cast<size_t>(spill_slots_), 0);
+  spill_layer_.assign(static_cast<size_t>(config.n_head_kv), -1);
+  freed_home_.assign(static_cast<size_t>(config.n_head_kv) * spill_slots_, 0);
+  freed_home_top_.assign(static_cast<size_t>(config.n_head_kv), 0);
   count_.assign(n_heads, 0);
   high_water_.assign(n_heads, 0);
   newest_pos_.assign(n_heads, -1);
@@ -118,11 +120,11 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   H2O_CHECK(count_[h] == high_water_[h]);
   const int32_t slot = high_water_[h]++;
   if (slot >= config_.layer_budget(layer)) {
-    // One layer's tokens in the spill at a time.
-    int32_t spilled = -1;
-    const bool claimed =
-        spill_layer_.compare_exchange_strong(spilled, layer, std::memory_order_relaxed);
+    // One layer's tokens in the head's spill at a time.
+    int32_t& spilled = spill_layer_[head];
+    const bool claimed = spilled < 0;
     H2O_CHECK(claimed || spilled == layer);
+    spilled = layer;
   }
   // Quantized once here; attention reads the stored rows as they are.
   kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);
@@ -200,8 +202,9 @@ void KvCache::Evict(int32_t layer, int32_t head, int32_t slot) {
   // Victims are chosen only while a head is over its budget, so it has
   // spilled: at most spill_slots_ of them are home slots.
   if (slot < config_.layer_budget(layer)) {
-    H2O_CHECK(freed_home_top_ < spill_slots_);
-    freed_home_[freed_home_top_++] = slot;
+    int32_t& top = freed_home_top_[head];
+    H2O_CHECK(top < spill_slots_);
+    freed_home_[static_cast<size_t>(head) * spill_slots_ + top++] = slot;
   }
 }
 
@@ -218,22 +221,23 @@ void KvCache::EvictBelowWindow(int32_t layer, int32_t head) {
 }
 
 void KvCache::EvictOverBudget(int32_t layer) {
-  const int32_t budget = config_.layer_budget(layer);
-  for (int32_t head = 0; head < config_.n_head_kv; ++head) {
-    freed_home_top_ = 0;
-    if (config_.windowed(layer)) {
-      EvictBelowWindow(layer, head);
-    } else {
-      while (count_[HeadIndex(layer, head)] > budget) {
-        const HeadMetadata meta = Metadata(layer, head);
-        const int32_t victim = policy_->ChooseVictim(meta);
-        H2O_CHECK(victim >= 0 && victim < meta.n_slots);
-        Evict(layer, head, victim);
-      }
+  for (int32_t head = 0; head < config_.n_head_kv; ++head) EvictHeadOverBudget(layer, head);
+}
+
+void KvCache::EvictHeadOverBudget(int32_t layer, int32_t head) {
+  if (config_.windowed(layer)) {
+    EvictBelowWindow(layer, head);
+  } else {
+    const int32_t budget = config_.layer_budget(layer);
+    while (count_[HeadIndex(layer, head)] > budget) {
+      const HeadMetadata meta = Metadata(layer, head);
+      const int32_t victim = policy_->ChooseVictim(meta);
+      H2O_CHECK(victim >= 0 && victim < meta.n_slots);
+      Evict(layer, head, victim);
     }
-    MoveSpillHome(layer, head);
   }
-  if (spill_layer_ == layer) spill_layer_ = -1;
+  MoveSpillHome(layer, head);
+  if (spill_layer_[head] == layer) spill_layer_[head] = -1;
 }
 
 // Appends fill the home slots [0, budget) before the spill, and eviction
@@ -243,17 +247,19 @@ void KvCache::EvictOverBudget(int32_t layer) {
 void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
   const size_t h = HeadIndex(layer, head);
   const int32_t budget = config_.layer_budget(layer);
+  int32_t& top = freed_home_top_[head];
   if (high_water_[h] <= budget) {
-    H2O_CHECK(freed_home_top_ == 0);
+    H2O_CHECK(top == 0);
     return;
   }
+  const int32_t* freed = &freed_home_[static_cast<size_t>(head) * spill_slots_];
   int32_t* pos = &pos_[SlotIndex(layer, head, 0)];
   double* score = scores(layer, head);
   float* step = step_attention(layer, head);
   for (int32_t from = budget; from < high_water_[h]; ++from) {
     if (pos[from] == kFreeSlot) continue;
-    H2O_CHECK(freed_home_top_ > 0);
-    const int32_t to = freed_home_[--freed_home_top_];
+    H2O_CHECK(top > 0);
+    const int32_t to = freed[--top];
     std::memcpy(KRow(layer, head, to), KRow(layer, head, from), k_row_bytes_);
     std::memcpy(VRow(layer, head, to), VRow(layer, head, from), v_row_bytes_);
     pos[to] = pos[from];
@@ -261,7 +267,7 @@ void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
     if (score != nullptr) std::swap(score[to], score[from]);
     if (step != nullptr) std::swap(step[to], step[from]);
   }
-  H2O_CHECK(freed_home_top_ == 0);
+  H2O_CHECK(top == 0);
   high_water_[h] = budget;
 }
 
@@ -272,7 +278,8 @@ void KvCache::Clear() {
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(high_water_.begin(), high_water_.end(), 0);
   std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
-  spill_layer_ = -1;
+  std::fill(spill_layer_.begin(), spill_layer_.end(), -1);
+  std::fill(freed_home_top_.begin(), freed_home_top_.end(), 0);
 }
 
 void KvCache::CopyFrom(const KvCache& other) {
@@ -280,7 +287,7 @@ void KvCache::CopyFrom(const KvCache& other) {
   H2O_CHECK(other.policy_->name() == policy_->name());
   // Between forward passes nothing is spilled (every layer has evicted), so
   // all tokens have home slots.
-  H2O_CHECK(other.spill_layer_ < 0);
+  for (int32_t spilled : other.spill_layer_) H2O_CHECK(spilled < 0);
   // Only slots below each head's high-water mark are ever read, so only
   // those are copied (a full cache of a long context is mostly unwritten).
   for (int32_t l = 0; l < config_.n_layer; ++l) {
@@ -301,7 +308,6 @@ void KvCache::CopyFrom(const KvCache& other) {
   count_ = other.count_;
   high_water_ = other.high_water_;
   newest_pos_ = other.newest_pos_;
-  spill_layer_ = -1;
   policy_->CopyStateFrom(*other.policy_);
 }
 
@@ -312,7 +318,7 @@ size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
   if (policy.needs_scores()) per_scored_slot += sizeof(double);
   if (policy.needs_step_attention()) per_scored_slot += sizeof(float);
   return rows * c.types.TokenBytes(c.head_dim) + totals.slot * sizeof(int32_t) /*pos*/ +
-         static_cast<size_t>(c.spill_slots()) * sizeof(int32_t) /*freed_home_*/ +
+         static_cast<size_t>(c.n_head_kv) * c.spill_slots() * sizeof(int32_t) /*freed_home_*/ +
          totals.scored * per_scored_slot;
 }
 

@@ -32,7 +32,6 @@
 // full cache instead of 0.23x.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -101,10 +100,10 @@ class KvCache {
 
   // Stores one token's K and V rows (head_dim floats each, RoPE already
   // applied), converted to the cache's types, for (layer, head) in a free
-  // slot and returns the slot. Its
-  // score starts at 0. Requires count(layer, head) < capacity, and no other
-  // layer's tokens in the spill area (checked). Appends to different heads
-  // may run on different threads.
+  // slot and returns the slot. Its score starts at 0. Requires
+  // count(layer, head) < capacity, and no other layer's tokens in the head's
+  // spill area (checked). Appends to different heads may run on different
+  // threads.
   int32_t Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v);
 
   KvHeadView View(int32_t layer, int32_t head) const;
@@ -128,6 +127,11 @@ class KvCache {
   // tokens (rows, position, scores) into freed slots. Call after the
   // layer's attention for a chunk, before appending to another layer.
   void EvictOverBudget(int32_t layer);
+  // The same for one head, once that head's attention is done. Different
+  // heads may evict on different threads when !policy().has_state();
+  // otherwise heads must evict in order (EvictOverBudget), for victims
+  // that do not depend on the thread count.
+  void EvictHeadOverBudget(int32_t layer, int32_t head);
 
   // Forgets every token (slots stay allocated).
   void Clear();
@@ -211,20 +215,19 @@ class KvCache {
   UninitializedRows v_;        // per layer: [n_head_kv][layer budget][head_dim]
   UninitializedRows k_spill_;  // [n_head_kv][spill_slots][head_dim]
   UninitializedRows v_spill_;  // [n_head_kv][spill_slots][head_dim]
-  // The layer whose tokens are in the spill, or -1; atomic because heads of
-  // one layer append from different threads.
-  std::atomic<int32_t> spill_layer_{-1};
+  // Per KV head, the layer whose tokens are in its spill, or -1.
+  std::vector<int32_t> spill_layer_;  // [n_head_kv]
   std::vector<int32_t> pos_;         // per layer: [n_head_kv][layer capacity]
   std::vector<double> score_;        // per global layer: [n_head_kv][capacity]
   std::vector<float> step_attn_;     // per global layer: [n_head_kv][capacity]
   std::vector<int32_t> count_;       // [n_layer][n_head_kv]
   std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
   std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]
-  // The home slots one head's evictions freed, awaiting its spilled
-  // survivors: a stack of freed_home_top_ entries, used by one head at a
-  // time inside EvictOverBudget. A head evicts at most its spill's size.
-  std::vector<int32_t> freed_home_;  // [spill_slots]
-  int32_t freed_home_top_ = 0;
+  // Per KV head, the home slots its evictions freed, awaiting its spilled
+  // survivors: a stack of freed_home_top_[head] entries, filled and emptied
+  // within one EvictHeadOverBudget. A head evicts at most its spill's size.
+  std::vector<int32_t> freed_home_;      // [n_head_kv][spill_slots]
+  std::vector<int32_t> freed_home_top_;  // [n_head_kv]
 };
 
 }  // namespace h2o

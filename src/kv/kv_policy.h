@@ -31,8 +31,7 @@ class EvictionPolicy {
   virtual int32_t budget() const = 0;
   // Returns the slot to evict from a head holding more than its budget.
   // Requires meta.count >= 1 (and, for each policy, more tokens than it
-  // protects; see policies.h). Not thread-safe: `random` advances its
-  // generator; the others are const in effect.
+  // protects; see policies.h). Thread-safe unless has_state().
   virtual int32_t ChooseVictim(const HeadMetadata& meta) = 0;
   // Whether attention must accumulate scores / record the step's attention.
   virtual bool needs_scores() const { return false; }
@@ -47,6 +46,10 @@ class EvictionPolicy {
   // pass of n tokens, into scores the pass first clears (SnapKV's
   // observation window, kv/snapkv.h).
   virtual int32_t observation_window() const { return 0; }
+  // Whether ChooseVictim changes the policy object (random's generator,
+  // snapkv's selection in progress): then the heads of a cache must choose
+  // one after another, in order, never on two threads at once.
+  virtual bool has_state() const { return false; }
   // Takes over `other`'s mutable state (random's generator), so a cache
   // copied with KvCache::CopyFrom evicts exactly as the original would.
   // Requires other.name() == name(). Stateless policies have nothing to copy.

@@ -20,17 +20,52 @@ int32_t CountAtOrAbove(const HeadMetadata& meta, int64_t threshold) {
   return n;
 }
 
+struct BelowScan {
+  int32_t best = -1;        // slot minimising the key below the limit; -1: none
+  int32_t at_or_above = 0;  // present tokens with pos >= limit
+};
+
 // Slot of the present token with pos < limit minimising key(s), ties to the
-// lowest position; -1 when there is none.
+// lowest position, and the count of the others, in one pass. The best key
+// and position stay in registers (key may divide: h2o:score=mean).
 template <typename Key>
-int32_t ArgMinBelow(const HeadMetadata& meta, int64_t limit, Key key) {
-  int32_t best = -1;
+BelowScan ScanBelow(const HeadMetadata& meta, int64_t limit, Key key) {
+  BelowScan scan;
+  double best_key = 0.0;
+  int32_t best_pos = 0;
   for (int32_t s = 0; s < meta.n_slots; ++s) {
     const int32_t p = meta.pos[s];
-    if (p < 0 || p >= limit) continue;
-    if (best < 0 || key(s) < key(best) || (key(s) == key(best) && p < meta.pos[best])) best = s;
+    if (p < 0) continue;
+    if (p >= limit) {
+      ++scan.at_or_above;
+      continue;
+    }
+    const double k = key(s);
+    if (scan.best < 0 || k < best_key || (k == best_key && p < best_pos)) {
+      scan.best = s;
+      best_key = k;
+      best_pos = p;
+    }
   }
-  return best;
+  return scan;
+}
+
+template <typename Key>
+int32_t ArgMinBelow(const HeadMetadata& meta, int64_t limit, Key key) {
+  return ScanBelow(meta, limit, key).best;
+}
+
+// ArgMinBelow(meta, RecentWindowStart(meta, recent), key), in one pass when
+// the recent window is the contiguous run of positions up to newest_pos
+// (RecentWindowStart's fast path): a decode step's eviction.
+template <typename Key>
+int32_t ArgMinOutsideRecent(const HeadMetadata& meta, int32_t recent, Key key) {
+  H2O_CHECK(recent >= 0 && meta.count > recent);
+  const int64_t guess = recent == 0 ? std::numeric_limits<int64_t>::max()
+                                    : static_cast<int64_t>(meta.newest_pos) - recent + 1;
+  const BelowScan scan = ScanBelow(meta, guess, key);
+  if (scan.at_or_above == recent) return scan.best;
+  return ArgMinBelow(meta, RecentWindowStart(meta, recent), key);
 }
 
 int32_t LowestPositionAtLeast(const HeadMetadata& meta, int32_t min_pos) {
@@ -96,14 +131,13 @@ H2oPolicy::H2oPolicy(int32_t heavy, int32_t recent, H2oScore score)
 }
 
 int32_t H2oPolicy::ChooseVictim(const HeadMetadata& meta) {
-  const int64_t window = RecentWindowStart(meta, recent_);
   int32_t victim;
   if (score_.kind == H2oScore::Kind::kMean) {
-    victim = ArgMinBelow(meta, window, [&](int32_t s) {
+    victim = ArgMinOutsideRecent(meta, recent_, [&](int32_t s) {
       return meta.score[s] / (static_cast<double>(meta.newest_pos) - meta.pos[s] + 1);
     });
   } else {  // the sum, or the moving average the cache keeps in meta.score
-    victim = ArgMinBelow(meta, window, [&](int32_t s) { return meta.score[s]; });
+    victim = ArgMinOutsideRecent(meta, recent_, [&](int32_t s) { return meta.score[s]; });
   }
   H2O_CHECK(victim >= 0);
   return victim;

@@ -152,6 +152,7 @@ class RandomPolicy final : public EvictionPolicy {
   std::string name() const override { return "random"; }
   int32_t budget() const override { return k_ + recent_; }
   int32_t ChooseVictim(const HeadMetadata& meta) override;
+  bool has_state() const override { return true; }
   void CopyStateFrom(const EvictionPolicy& other) override;
 
   // The documented uniform draw in [0, n) from `rng`. Requires n >= 1.

@@ -57,6 +57,7 @@ class SnapKvPolicy final : public EvictionPolicy {
   std::string name() const override { return "snapkv"; }
   int32_t budget() const override { return budget_; }
   int32_t ChooseVictim(const HeadMetadata& meta) override;
+  bool has_state() const override { return true; }  // the selection in progress
   bool needs_scores() const override { return true; }
   int32_t observation_window() const override { return window_; }
 

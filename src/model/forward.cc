@@ -384,6 +384,9 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
       const auto g = static_cast<int32_t>(p % hp.n_head_kv);
       append(items[i], row0, g);
       AttendHead(items[i], static_cast<int32_t>(row0), l, g, part);
+      // Eviction scans every slot of the head: on the pool it runs beside
+      // the other heads' attention instead of after it.
+      if (!items[i].cache->policy().has_state()) items[i].cache->EvictHeadOverBudget(l, g);
     }
   };
   if (pool != nullptr && pool->size() > 1 && work * hp.q_dim() >= (1 << 16)) {
@@ -396,7 +399,9 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
   } else {
     run_part(0, 0, n_pairs);
   }
-  for (const ForwardItem& item : items) item.cache->EvictOverBudget(l);
+  for (const ForwardItem& item : items) {
+    if (item.cache->policy().has_state()) item.cache->EvictOverBudget(l);
+  }
 }
 
 void ForwardPass::Logits(std::span<const ForwardItem> items, kernels::ThreadPool* pool) {

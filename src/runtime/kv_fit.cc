@@ -44,11 +44,11 @@ Status CheckKvCacheFits(const KvCacheConfig& config, const EvictionPolicy& polic
   }
   const long double token_bytes = static_cast<long double>(config.types.TokenBytes(config.head_dim));
   // KvCache::BytesFor's bookkeeping: a position per slot, the policy's
-  // scores, one freed-slot index per spill slot.
+  // scores, a freed-slot index per spill slot of each KV head.
   const long double per_slot = 4.0L + (policy.needs_scores() ? 8.0L : 0.0L) +
                                (policy.needs_step_attention() ? 4.0L : 0.0L);
   const long double bytes =
-      rows * token_bytes + slots * per_slot + 4.0L * static_cast<long double>(config.spill_slots());
+      rows * token_bytes + slots * per_slot + 4.0L * heads * config.spill_slots();
   const std::string what =
       fmt::format("the KV cache ({} layers x {} KV heads x up to {} tokens of {} {} values for K and V)",
                   config.n_layer, config.n_head_kv, config.max_capacity(), config.head_dim,

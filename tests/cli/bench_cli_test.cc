@@ -59,8 +59,8 @@ TEST(BenchCli, JsonRecords) {
   //   tg8:  full 40 slots; h2o 24 slots.
   // h2o's K/V rows (32 B a slot) are its 16-token budget per (layer, KV
   // head) plus one 8-token chunk per KV head shared by all layers, and one
-  // freed-slot index (4 B) per slot of that chunk.
-  constexpr int64_t kH2oBytes = 20 * 16 * 32 + 4 * 8 * 32 + 20 * 24 * 12 + 8 * 4;
+  // freed-slot index (4 B) per slot of each KV head's chunk.
+  constexpr int64_t kH2oBytes = 20 * 16 * 32 + 4 * 8 * 32 + 20 * 24 * 12 + 4 * 8 * 4;
   const auto& full_pp = by_key[{"full", 32, "pp16"}];
   const auto& h2o_pp = by_key[{"h2o:heavy=8,recent=8", 32, "pp16"}];
   const auto& full_tg = by_key[{"full", 32, "tg8"}];

@@ -89,10 +89,10 @@ Model* BenchOnStories::model_ = nullptr;
 // Per slot, f16: K and V rows of 8 halves (2 * 16 B) + position (4) = 36 B;
 // h2o adds its score (8). 20 (layer, KV head) pairs. An evicting cache
 // keeps K/V rows for its budget per pair plus one chunk per KV head (the
-// spill all layers share), metadata for budget + chunk, and one freed-slot
-// index (4 B) per spill slot.
+// spill all layers share), metadata for budget + chunk, and a freed-slot
+// index (4 B) per spill slot of each KV head.
 constexpr size_t kHeads = 5 * 4;
-constexpr size_t kH2oBytes = kHeads * 16 * 32 + 4 * 8 * 32 + kHeads * (16 + 8) * 12 + 8 * 4;
+constexpr size_t kH2oBytes = kHeads * 16 * 32 + 4 * 8 * 32 + kHeads * (16 + 8) * 12 + 4 * 8 * 4;
 
 TEST_F(BenchOnStories, PromptAtDepthFullVsH2o) {
   const BenchTest pp{BenchKind::kPrompt, 16, 32};

@@ -172,9 +172,10 @@ TEST(KvCache, EvictionLeavesNoHoles) {
 TEST(KvCache, SpillIsSharedByLayersAndCountedOnce) {
   // f32, head_dim 4: 16 B a row. K/V rows for budget 3 in each of 2 x 3
   // (layer, head) pairs + a 1-slot spill per head; metadata (position,
-  // score) for all 4 slots of every pair; one freed-slot index per spill slot.
+  // score) for all 4 slots of every pair; a freed-slot index (4 B) per
+  // spill slot of each head.
   KvCache cache(SmallConfig(TensorType::kF32, 3, 4), std::make_unique<OldestFirst>(3));
-  EXPECT_EQ(cache.AllocatedBytes(), 2 * 16 * (6 * 3 + 3 * 1) + 6 * 4 * (4 + 8) + 1 * 4);
+  EXPECT_EQ(cache.AllocatedBytes(), 2 * 16 * (6 * 3 + 3 * 1) + 6 * 4 * (4 + 8) + 3 * 1 * 4);
   for (int32_t pos = 0; pos < 4; ++pos) {
     const auto k = Row(pos, 0, 1.0f);
     cache.Append(0, 0, pos, k.data(), k.data());

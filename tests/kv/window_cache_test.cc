@@ -231,7 +231,7 @@ TEST(WindowCache, AccountingMatchesAHandCount) {
   // K/V rows: per head 3 + 4 + 3 home rows and a spill of max(5 - 3, 2) = 2.
   const size_t rows = 2 * (3 + 4 + 3 + 2);
   // A position (4 B) for every slot: per head 5 + 6 + 5; and a freed-slot
-  // index (4 B) for each of the 2 spill slots.
+  // index (4 B) for each of a head's 2 spill slots.
   const size_t slots = 2 * (5 + 6 + 5);
   // Scores (8 B, h2o) and step attention (4 B, tova) of the global slots only.
   const size_t scored = 2 * (5 + 5);
@@ -241,7 +241,7 @@ TEST(WindowCache, AccountingMatchesAHandCount) {
     KvCache cache(c, make());
     const size_t per_scored =
         (cache.policy().needs_scores() ? 8 : 0) + (cache.policy().needs_step_attention() ? 4 : 0);
-    const size_t expected = rows * 2 * 16 + slots * 4 + 2 * 4 + scored * per_scored;
+    const size_t expected = rows * 2 * 16 + slots * 4 + 2 * 2 * 4 + scored * per_scored;
     EXPECT_EQ(cache.AllocatedBytes(), expected) << cache.policy().name();
     EXPECT_EQ(KvCache::AllocatedBytesFor(c, cache.policy()), expected);
   }

@@ -142,6 +142,9 @@ const std::vector<Plan> kPlans = {
     {"random:k=8,recent=8,seed=3", "s006.txt", 25, 5, 28},
     {"h2only:heavy=16", "s007.txt", 30, 11, 20},
     {"h2o:heavy=10%,recent=10%", "s008.txt", 50, 30, 15},
+    // Evicts head after head on the driver thread (EvictionPolicy::has_state),
+    // beside the others evicting on the pool.
+    {"snapkv:budget=24,window=8", "s009.txt", 60, 4, 20},
 };
 
 // stories260K has f32 weights: a batch multiplies them as a blocked matrix

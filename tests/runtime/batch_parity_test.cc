@@ -142,8 +142,6 @@ const std::vector<Plan> kPlans = {
     {"random:k=8,recent=8,seed=3", "s006.txt", 25, 5, 28},
     {"h2only:heavy=16", "s007.txt", 30, 11, 20},
     {"h2o:heavy=10%,recent=10%", "s008.txt", 50, 30, 15},
-    // Evicts head after head on the driver thread (EvictionPolicy::has_state),
-    // beside the others evicting on the pool.
     {"snapkv:budget=24,window=8", "s009.txt", 60, 4, 20},
 };
 
@@ -167,6 +165,31 @@ TEST(BatchParity, MixedPoliciesJoiningAndLeavingMatchRunsAlone) {
         ASSERT_NEAR(together[i].logits[s][v], alone.logits[s][v], 1e-3f * largest)
             << "step " << s << " token " << v;
       }
+    }
+  }
+}
+
+// A policy whose victim choice changes the policy object (random's
+// generator, snapkv's selection in progress) evicts head after head on the
+// driver thread; others evict each head on the pool after its attention.
+// Three sequences of 4 KV heads make 12 (sequence, head) pairs, which two
+// threads split after the 6th, so the middle sequence's heads straddle the
+// threads in every prompt chunk (enough work to run on the pool). Under
+// TSan (scripts/test_sanitizers.sh) choosing its victims on both threads
+// would be a reported race; here the ids must match the runs alone.
+TEST(BatchParity, StatefulPolicyBetweenOthersMatchesRunsAlone) {
+  auto model = Model::Load(testing::ModelPath());
+  ASSERT_TRUE(model.ok());
+  for (const char* stateful : {"snapkv:budget=48,window=8", "random:k=24,recent=24,seed=5"}) {
+    SCOPED_TRACE(stateful);
+    const std::vector<Plan> plans = {
+        {"h2o:heavy=24,recent=24", "s010.txt", 90, 0, 12},
+        {stateful, "s011.txt", 90, 0, 12},
+        {"tova:k=48", "s012.txt", 90, 0, 12},
+    };
+    const std::vector<Decoded> together = Together(**model, plans);
+    for (size_t i = 0; i < plans.size(); ++i) {
+      EXPECT_EQ(together[i].ids, Alone(**model, plans[i]).ids) << plans[i].kv;
     }
   }
 }

@@ -132,14 +132,8 @@ void AccumulateScores(const Block& b, double* score_accum, float* step_attention
         const float* p = b.ProbsAt(row0 + h, begin);
         for (int32_t i = 0; i < n; ++i) group_sum[i] += p[i];
       }
-      if (score_accum != nullptr) {
-        double* acc = score_accum + begin;
-        for (int32_t i = 0; i < n; ++i) acc[i] += group_sum[i];
-      }
-      if (step_attention != nullptr && t == b.t1 - 1) {
-        float* step = step_attention + begin;
-        for (int32_t i = 0; i < n; ++i) step[i] += group_sum[i];
-      }
+      float* step = step_attention != nullptr && t == b.t1 - 1 ? step_attention + begin : nullptr;
+      AddGroupSums(group_sum, n, score_accum != nullptr ? score_accum + begin : nullptr, step);
     }
   });
 }

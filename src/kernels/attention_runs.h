@@ -36,4 +36,16 @@ void ForEachRunInPositions(const KvSlots& kv, int64_t oldest, int64_t newest, Fn
   }
 }
 
+// score_accum[i] and step[i] (either may be null) += sum[i] for i in
+// [0, n): one query's group sums entering the scores, the same update in
+// both drivers.
+inline void AddGroupSums(const float* sum, int32_t n, double* score_accum, float* step) {
+  if (score_accum != nullptr) {
+    for (int32_t i = 0; i < n; ++i) score_accum[i] += sum[i];
+  }
+  if (step != nullptr) {
+    for (int32_t i = 0; i < n; ++i) step[i] += sum[i];
+  }
+}
+
 }  // namespace h2o::kernels

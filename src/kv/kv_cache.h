@@ -217,12 +217,12 @@ class KvCache {
   UninitializedRows v_spill_;  // [n_head_kv][spill_slots][head_dim]
   // Per KV head, the layer whose tokens are in its spill, or -1.
   std::vector<int32_t> spill_layer_;  // [n_head_kv]
-  std::vector<int32_t> pos_;         // per layer: [n_head_kv][layer capacity]
-  std::vector<double> score_;        // per global layer: [n_head_kv][capacity]
-  std::vector<float> step_attn_;     // per global layer: [n_head_kv][capacity]
-  std::vector<int32_t> count_;       // [n_layer][n_head_kv]
-  std::vector<int32_t> high_water_;  // [n_layer][n_head_kv]
-  std::vector<int32_t> newest_pos_;  // [n_layer][n_head_kv]
+  std::vector<int32_t> pos_;          // per layer: [n_head_kv][layer capacity]
+  std::vector<double> score_;         // per global layer: [n_head_kv][capacity]
+  std::vector<float> step_attn_;      // per global layer: [n_head_kv][capacity]
+  std::vector<int32_t> count_;        // [n_layer][n_head_kv]
+  std::vector<int32_t> high_water_;   // [n_layer][n_head_kv]
+  std::vector<int32_t> newest_pos_;   // [n_layer][n_head_kv]
   // Per KV head, the home slots its evictions freed, awaiting its spilled
   // survivors: a stack of freed_home_top_[head] entries, filled and emptied
   // within one EvictHeadOverBudget. A head evicts at most its spill's size.

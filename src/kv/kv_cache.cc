@@ -77,7 +77,6 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
   if (policy_->needs_step_attention()) step_attn_.assign(totals.scored, 0.0f);
   spill_layer_.assign(static_cast<size_t>(config.n_head_kv), -1);
   freed_home_.assign(static_cast<size_t>(config.n_head_kv) * spill_slots_, 0);
-  freed_home_top_.assign(static_cast<size_t>(config.n_head_kv), 0);
   count_.assign(n_heads, 0);
   high_water_.assign(n_heads, 0);
   newest_pos_.assign(n_heads, -1);
@@ -191,7 +190,7 @@ HeadMetadata KvCache::Metadata(int32_t layer, int32_t head) {
   return meta;
 }
 
-void KvCache::Evict(int32_t layer, int32_t head, int32_t slot) {
+void KvCache::Evict(int32_t layer, int32_t head, int32_t slot, FreedSlots& freed) {
   const size_t h = HeadIndex(layer, head);
   int32_t& pos = pos_[SlotIndex(layer, head, slot)];
   H2O_CHECK(pos != kFreeSlot);
@@ -202,21 +201,20 @@ void KvCache::Evict(int32_t layer, int32_t head, int32_t slot) {
   // Victims are chosen only while a head is over its budget, so it has
   // spilled: at most spill_slots_ of them are home slots.
   if (slot < config_.layer_budget(layer)) {
-    int32_t& top = freed_home_top_[head];
-    H2O_CHECK(top < spill_slots_);
-    freed_home_[static_cast<size_t>(head) * spill_slots_ + top++] = slot;
+    H2O_CHECK(freed.count < freed.capacity);
+    freed.slots[freed.count++] = slot;
   }
 }
 
 // Keeping the W highest positions is what LocalPolicy does; one pass with
 // the window's first position replaces W scans for the lowest.
-void KvCache::EvictBelowWindow(int32_t layer, int32_t head) {
+void KvCache::EvictBelowWindow(int32_t layer, int32_t head, FreedSlots& freed) {
   const int32_t window = config_.layer_window[layer];
   const HeadMetadata meta = Metadata(layer, head);
   if (meta.count <= window) return;
   const int64_t first_kept = RecentWindowStart(meta, window);
   for (int32_t s = 0; s < meta.n_slots; ++s) {
-    if (meta.pos[s] >= 0 && meta.pos[s] < first_kept) Evict(layer, head, s);
+    if (meta.pos[s] >= 0 && meta.pos[s] < first_kept) Evict(layer, head, s, freed);
   }
 }
 
@@ -225,41 +223,41 @@ void KvCache::EvictOverBudget(int32_t layer) {
 }
 
 void KvCache::EvictHeadOverBudget(int32_t layer, int32_t head) {
+  // data(): a cache without spill slots has an empty freed_home_.
+  FreedSlots freed{freed_home_.data() + static_cast<size_t>(head) * spill_slots_, spill_slots_};
   if (config_.windowed(layer)) {
-    EvictBelowWindow(layer, head);
+    EvictBelowWindow(layer, head, freed);
   } else {
     const int32_t budget = config_.layer_budget(layer);
     while (count_[HeadIndex(layer, head)] > budget) {
       const HeadMetadata meta = Metadata(layer, head);
       const int32_t victim = policy_->ChooseVictim(meta);
       H2O_CHECK(victim >= 0 && victim < meta.n_slots);
-      Evict(layer, head, victim);
+      Evict(layer, head, victim, freed);
     }
   }
-  MoveSpillHome(layer, head);
+  MoveSpillHome(layer, head, freed);
   if (spill_layer_[head] == layer) spill_layer_[head] = -1;
 }
 
 // Appends fill the home slots [0, budget) before the spill, and eviction
 // brings count down to exactly the budget, so each spilled survivor has one
-// home slot freed by this head's evictions (freed_home_) to move into, and
-// afterwards every written slot holds a token again.
-void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
+// home slot freed by this head's evictions to move into, and afterwards
+// every written slot holds a token again.
+void KvCache::MoveSpillHome(int32_t layer, int32_t head, FreedSlots& freed) {
   const size_t h = HeadIndex(layer, head);
   const int32_t budget = config_.layer_budget(layer);
-  int32_t& top = freed_home_top_[head];
   if (high_water_[h] <= budget) {
-    H2O_CHECK(top == 0);
+    H2O_CHECK(freed.count == 0);
     return;
   }
-  const int32_t* freed = &freed_home_[static_cast<size_t>(head) * spill_slots_];
   int32_t* pos = &pos_[SlotIndex(layer, head, 0)];
   double* score = scores(layer, head);
   float* step = step_attention(layer, head);
   for (int32_t from = budget; from < high_water_[h]; ++from) {
     if (pos[from] == kFreeSlot) continue;
-    H2O_CHECK(top > 0);
-    const int32_t to = freed[--top];
+    H2O_CHECK(freed.count > 0);
+    const int32_t to = freed.slots[--freed.count];
     std::memcpy(KRow(layer, head, to), KRow(layer, head, from), k_row_bytes_);
     std::memcpy(VRow(layer, head, to), VRow(layer, head, from), v_row_bytes_);
     pos[to] = pos[from];
@@ -267,7 +265,7 @@ void KvCache::MoveSpillHome(int32_t layer, int32_t head) {
     if (score != nullptr) std::swap(score[to], score[from]);
     if (step != nullptr) std::swap(step[to], step[from]);
   }
-  H2O_CHECK(top == 0);
+  H2O_CHECK(freed.count == 0);
   high_water_[h] = budget;
 }
 
@@ -279,7 +277,6 @@ void KvCache::Clear() {
   std::fill(high_water_.begin(), high_water_.end(), 0);
   std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
   std::fill(spill_layer_.begin(), spill_layer_.end(), -1);
-  std::fill(freed_home_top_.begin(), freed_home_top_.end(), 0);
 }
 
 void KvCache::CopyFrom(const KvCache& other) {

@@ -178,8 +178,17 @@ class KvCache {
   // Index into score_/step_attn_, for a global layer only.
   size_t ScoredIndex(int32_t layer, int32_t head, int32_t slot) const;
   HeadMetadata Metadata(int32_t layer, int32_t head);
-  void Evict(int32_t layer, int32_t head, int32_t slot);
-  void EvictBelowWindow(int32_t layer, int32_t head);
+  // The home slots one head's evictions freed, awaiting its spilled
+  // survivors: a stack over the head's spill_slots entries of freed_home_,
+  // alive for one EvictHeadOverBudget (a head evicts at most its spill's
+  // size).
+  struct FreedSlots {
+    int32_t* slots;
+    int32_t capacity;
+    int32_t count = 0;
+  };
+  void Evict(int32_t layer, int32_t head, int32_t slot, FreedSlots& freed);
+  void EvictBelowWindow(int32_t layer, int32_t head, FreedSlots& freed);
   // The K (V) row of a slot: in the (layer, head)'s own rows below the
   // budget, in the head's spill area from there on.
   // Bytes left uninitialized, so the OS backs a page only when a row in it
@@ -202,7 +211,7 @@ class KvCache {
                  int32_t head, int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
-  void MoveSpillHome(int32_t layer, int32_t head);
+  void MoveSpillHome(int32_t layer, int32_t head, FreedSlots& freed);
 
   KvCacheConfig config_;
   std::unique_ptr<EvictionPolicy> policy_;
@@ -223,11 +232,7 @@ class KvCache {
   std::vector<int32_t> count_;        // [n_layer][n_head_kv]
   std::vector<int32_t> high_water_;   // [n_layer][n_head_kv]
   std::vector<int32_t> newest_pos_;   // [n_layer][n_head_kv]
-  // Per KV head, the home slots its evictions freed, awaiting its spilled
-  // survivors: a stack of freed_home_top_[head] entries, filled and emptied
-  // within one EvictHeadOverBudget. A head evicts at most its spill's size.
-  std::vector<int32_t> freed_home_;      // [n_head_kv][spill_slots]
-  std::vector<int32_t> freed_home_top_;  // [n_head_kv]
+  std::vector<int32_t> freed_home_;   // [n_head_kv][spill_slots]: FreedSlots
 };
 
 }  // namespace h2o

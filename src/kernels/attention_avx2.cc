@@ -25,9 +25,9 @@ struct F32Rows {
   const float* p;
   __m256 Load(int64_t i) const { return _mm256_loadu_ps(p + i); }
   float At(int64_t i) const { return p[i]; }
-  // Hints elements [i, i + n), a kilobyte ahead (kernels/prefetch.h).
+  // Hints elements [i, i + n), kKvRowPrefetchBytes ahead.
   void PrefetchAhead(int64_t i, int64_t n) const {
-    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(float)));
+    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(float)), kKvRowPrefetchBytes);
   }
 };
 
@@ -39,7 +39,7 @@ struct F16Rows {
   }
   float At(int64_t i) const { return _cvtsh_ss(p[i]); }
   void PrefetchAhead(int64_t i, int64_t n) const {
-    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(uint16_t)));
+    kernels::PrefetchAhead(p + i, n * static_cast<int64_t>(sizeof(uint16_t)), kKvRowPrefetchBytes);
   }
 };
 

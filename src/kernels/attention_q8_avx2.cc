@@ -42,7 +42,7 @@ void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const vo
       for (int j = 0; j < 4 * n_blocks; ++j) acc[j] = _mm256_loadu_ps(out + 32 * b0 + 8 * j);
       for (int64_t r = 0; r < n_rows; ++r) {
         const BlockQ8_0* blk = blocks + r * nb + b0;
-        PrefetchAhead(blk, n_blocks * static_cast<int64_t>(sizeof(BlockQ8_0)));
+        PrefetchAhead(blk, n_blocks * static_cast<int64_t>(sizeof(BlockQ8_0)), kKvRowPrefetchBytes);
         for (int k = 0; k < n_blocks; ++k) {
           const Widened w = Widen(blk[k]);
           const __m256 coef = _mm256_set1_ps(p[r] * HalfToFloat(blk[k].d));
@@ -59,7 +59,7 @@ void WeightedSumRowsQ8_0(const float* p, int64_t p_stride, int64_t n_q, const vo
   // above.
   for (int64_t r = 0; r < n_rows; ++r) {
     const BlockQ8_0* row = blocks + r * nb;
-    PrefetchAhead(row, nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
+    PrefetchAhead(row, nb * static_cast<int64_t>(sizeof(BlockQ8_0)), kKvRowPrefetchBytes);
     for (int64_t b = 0; b < nb; ++b) {
       const Widened w = Widen(row[b]);
       const float block_scale = HalfToFloat(row[b].d);

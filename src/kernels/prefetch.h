@@ -15,6 +15,14 @@ namespace {
 
 constexpr int64_t kPrefetchBytes = 1024;
 
+// The attention row kernels hint further ahead: a K or V row is only 68-128
+// bytes of work, so a kilobyte is too few rows to cover the wait for the
+// shared cache that holds a long K/V cache (17-80 MiB for the 110M shape at
+// depth 4096). On the Sapphire Rapids dev VM, 2 KiB (with the q8_0 V sum,
+// which had no hint) decoded that shape at depth 4096 3-6% faster with H2O
+// and 25% faster with the full cache, both with q8_0 K/V (BENCHMARKS #17).
+constexpr int64_t kKvRowPrefetchBytes = 2048;
+
 // Hints into L1 the 64-byte lines of the `bytes` bytes that start `ahead`
 // bytes past `at`; prefetches never fault, so hinting past the end of a row
 // is harmless.

@@ -249,7 +249,7 @@ void DotRowsQ8Q8_0(const void* rows, size_t row_bytes, int64_t n_rows, const Blo
     for (int j = 0; j < 8; ++j) {
       row[j] = reinterpret_cast<const BlockQ8_0*>(base + (r + j) * row_bytes);
     }
-    PrefetchAhead(row[0], 8 * static_cast<int64_t>(row_bytes), 8 * static_cast<int64_t>(row_bytes));
+    PrefetchAhead(row[0], 8 * static_cast<int64_t>(row_bytes), kKvRowPrefetchBytes);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; ++b) {
       __m256i sums[8];

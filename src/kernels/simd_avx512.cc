@@ -331,6 +331,8 @@ void WeightedSumBlocksQ8_0(const float* p, int64_t p_stride, const BlockQ8_0* bl
     }
   }
   for (int64_t r = 0; r < n_rows; ++r) {
+    PrefetchAhead(blocks + r * nb + b0, kBlocks * static_cast<int64_t>(sizeof(BlockQ8_0)),
+                  kKvRowPrefetchBytes);
     __m512 w[kBlocks][2];
     float scale[kBlocks];
     for (int k = 0; k < kBlocks; ++k) {

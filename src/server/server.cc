@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "runtime/engine.h"
@@ -123,6 +124,10 @@ struct Server::Impl {
   std::atomic<bool> draining{false};
   std::atomic<uint64_t> next_id{1};
   socket_t listen_socket = INVALID_SOCKET;
+  // Every route's path pattern and method, so that a served path asked
+  // with the wrong method (GET /v1/completions) gets 405 and an Allow
+  // header, as vLLM's server answers, rather than httplib's 404.
+  std::vector<std::pair<std::regex, std::string>> routes;
 
   Impl(const Model& m, const Tokenizer& t, ServerOptions o)
       : model(m), tokenizer(t), options(std::move(o)) {}
@@ -153,6 +158,25 @@ struct Server::Impl {
     metrics.request_errors += 1;
     res.status = e.status;
     res.set_content(ErrorBody(e), "application/json");
+  }
+
+  void Get(const std::string& pattern, httplib::Server::Handler handler) {
+    routes.emplace_back(std::regex(pattern), "GET");
+    http.Get(pattern, std::move(handler));
+  }
+  void Post(const std::string& pattern, httplib::Server::Handler handler) {
+    routes.emplace_back(std::regex(pattern), "POST");
+    http.Post(pattern, std::move(handler));
+  }
+  // The methods `path` is served with, comma-separated; empty for a path
+  // no route serves.
+  std::string AllowedMethods(const std::string& path) const {
+    std::string allowed;
+    for (const auto& [pattern, method] : routes) {
+      if (!std::regex_match(path, pattern) || allowed.find(method) != std::string::npos) continue;
+      allowed += allowed.empty() ? method : ", " + method;
+    }
+    return allowed;
   }
 
   // The prompt's token ids, or the error to answer with.
@@ -475,6 +499,15 @@ struct Server::Impl {
     });
     http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
+      if (const std::string allowed = AllowedMethods(req.path);
+          res.status == 404 && !allowed.empty()) {
+        res.set_header("Allow", allowed);
+        SendError(
+            res,
+            {405, fmt::format("{} {}: method not allowed (use {})", req.method, req.path, allowed),
+             "invalid_request_error", "", ""});
+        return;
+      }
       ApiError e{res.status, fmt::format("{} {}: HTTP {}", req.method, req.path, res.status),
                  res.status >= 500 ? "server_error" : "invalid_request_error", "", ""};
       if (res.status == 413) {
@@ -482,30 +515,30 @@ struct Server::Impl {
       }
       res.set_content(ErrorBody(e), "application/json");
     });
-    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(json({{"status", draining ? "draining" : "ok"}}).dump(), "application/json");
     });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json model_entry = {
           {"id", options.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "h2o.cpp"}};
       res.set_content(json({{"object", "list"}, {"data", json::array({model_entry})}}).dump(),
                       "application/json");
     });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.Render(scheduler->Stats()), "text/plain; version=0.0.4");
     });
-    http.Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       HandleKv(req, res);
     });
     for (const StaticFile& file : PlaygroundFiles()) {
-      http.Get(std::string(file.path), [file](const httplib::Request&, httplib::Response& res) {
+      Get(std::string(file.path), [file](const httplib::Request&, httplib::Response& res) {
         res.set_content(file.body.data(), file.body.size(), std::string(file.content_type));
       });
     }
-    http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       HandleCompletion(req, res, /*chat=*/false);
     });
-    http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
       HandleCompletion(req, res, /*chat=*/true);
     });
   }

@@ -278,6 +278,20 @@ TEST(Serve, BadRequestsGet4xxJsonAndTheServerKeepsServing) {
   auto missing = s.Client().Get("/v2/nothing");
   EXPECT_EQ(missing->status, 404);
   EXPECT_TRUE(json::parse(missing->body)["error"]["message"].is_string());
+  // A served path asked with the wrong method: 405, naming the right one.
+  auto get_completions = s.Client().Get("/v1/completions");
+  ASSERT_TRUE(get_completions);
+  EXPECT_EQ(get_completions->status, 405);
+  EXPECT_EQ(get_completions->get_header_value("Allow"), "POST");
+  EXPECT_EQ(json::parse(get_completions->body)["error"]["message"],
+            "GET /v1/completions: method not allowed (use POST)");
+  auto post_models = s.Client().Post("/v1/models", "{}", "application/json");
+  ASSERT_TRUE(post_models);
+  EXPECT_EQ(post_models->status, 405);
+  EXPECT_EQ(post_models->get_header_value("Allow"), "GET");
+  auto post_kv = s.Client().Post("/v1/kv/cmpl-1", "{}", "application/json");
+  ASSERT_TRUE(post_kv);
+  EXPECT_EQ(post_kv->status, 405);
   EXPECT_EQ(s.Post("/v1/completions",
                    {{"prompt", "Hi"}, {"max_tokens", 3}})["usage"]["completion_tokens"],
             3);

@@ -11,7 +11,6 @@
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
 #include "runtime/engine.h"
@@ -124,10 +123,18 @@ struct Server::Impl {
   std::atomic<bool> draining{false};
   std::atomic<uint64_t> next_id{1};
   socket_t listen_socket = INVALID_SOCKET;
-  // Every route's path pattern and method, so that a served path asked
-  // with the wrong method (GET /v1/completions) gets 405 and an Allow
-  // header, as vLLM's server answers, rather than httplib's 404.
-  std::vector<std::pair<std::regex, std::string>> routes;
+  // Every route's method and path, so that a served path asked with the
+  // wrong method (GET /v1/completions) gets 405 and an Allow header, as
+  // vLLM's server answers, rather than httplib's 404. Matched without
+  // std::regex: instantiated in this (TSan-instrumented) file, its code
+  // would also run httplib's own route matching, and TSan would report
+  // the library's matching as racing (scripts/tsan.supp).
+  struct Route {
+    std::string method;
+    std::string path;
+    bool then_one_segment = false;  // path is a prefix, then one non-empty segment
+  };
+  std::vector<Route> routes;
 
   Impl(const Model& m, const Tokenizer& t, ServerOptions o)
       : model(m), tokenizer(t), options(std::move(o)) {}
@@ -160,21 +167,25 @@ struct Server::Impl {
     res.set_content(ErrorBody(e), "application/json");
   }
 
-  void Get(const std::string& pattern, httplib::Server::Handler handler) {
-    routes.emplace_back(std::regex(pattern), "GET");
-    http.Get(pattern, std::move(handler));
+  void Get(const std::string& path, httplib::Server::Handler handler) {
+    routes.push_back({"GET", path});
+    http.Get(path, std::move(handler));
   }
-  void Post(const std::string& pattern, httplib::Server::Handler handler) {
-    routes.emplace_back(std::regex(pattern), "POST");
-    http.Post(pattern, std::move(handler));
+  void Post(const std::string& path, httplib::Server::Handler handler) {
+    routes.push_back({"POST", path});
+    http.Post(path, std::move(handler));
   }
   // The methods `path` is served with, comma-separated; empty for a path
   // no route serves.
   std::string AllowedMethods(const std::string& path) const {
     std::string allowed;
-    for (const auto& [pattern, method] : routes) {
-      if (!std::regex_match(path, pattern) || allowed.find(method) != std::string::npos) continue;
-      allowed += allowed.empty() ? method : ", " + method;
+    for (const Route& route : routes) {
+      const bool match = route.then_one_segment
+                             ? path.size() > route.path.size() && path.starts_with(route.path) &&
+                                   path.find('/', route.path.size()) == std::string::npos
+                             : path == route.path;
+      if (!match || allowed.find(route.method) != std::string::npos) continue;
+      allowed += allowed.empty() ? route.method : ", " + route.method;
     }
     return allowed;
   }
@@ -527,7 +538,8 @@ struct Server::Impl {
     Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.Render(scheduler->Stats()), "text/plain; version=0.0.4");
     });
-    Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    routes.push_back({"GET", "/v1/kv/", /*then_one_segment=*/true});
+    http.Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       HandleKv(req, res);
     });
     for (const StaticFile& file : PlaygroundFiles()) {

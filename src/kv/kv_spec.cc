@@ -317,6 +317,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     return spec;
   }
   std::string_view rest = text.substr(colon + 1);
+  std::string unnested;  // backs `rest` once a word's option has been split off
   if (rest.empty()) {
     return Status::Error("nothing after ':' in KV spec '" + spec.text +
                          "' (expected key=value pairs)");
@@ -343,7 +344,27 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     if (spec.params.contains(key)) {
       return Status::Error("duplicate key '" + key + "' in KV spec '" + spec.text + "'");
     }
-    H2O_ASSIGN_OR_RETURN(spec.params[key], ParseAmount(*info, item.substr(eq + 1)));
+    std::string_view value = item.substr(eq + 1);
+    // "score=ema:decay=0.9", issue 17's spelling of a word with an option of
+    // its own, reads as "score=ema,decay=0.9": the word ends at the ':'.
+    std::string_view nested;
+    if (const size_t at = value.find(':');
+        info->kind == ValueKind::kWord && at != std::string_view::npos) {
+      nested = value.substr(at + 1);
+      value = value.substr(0, at);
+      if (nested.empty()) {
+        return Status::Error("nothing after ':' in '" + std::string(item) + "' in KV spec '" +
+                             spec.text + "' (expected key=value, e.g. score=ema:decay=0.9)");
+      }
+    }
+    H2O_ASSIGN_OR_RETURN(spec.params[key], ParseAmount(*info, value));
+    if (!nested.empty()) {
+      std::string next(nested);
+      if (comma != std::string_view::npos) next.append(",").append(rest.substr(comma + 1));
+      unnested = std::move(next);
+      rest = unnested;
+      continue;
+    }
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }

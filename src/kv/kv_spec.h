@@ -15,7 +15,8 @@
 //   sink    sinks (default 4), recent (>= 1 after resolving)
 //   h2o     heavy, recent, score (sum | mean | ema; default sum, the
 //           paper's), decay (0 < decay < 1, default 0.9; only with
-//           score=ema): h2o:heavy=10%,recent=10%,score=ema,decay=0.95.
+//           score=ema): h2o:heavy=10%,recent=10%,score=ema,decay=0.95,
+//           or nested as score=ema:decay=0.95.
 //           What each score ranks by: kv/policies.h, H2oScore.
 //           pyramid (an integer >= 1; absent: every layer alike):
 //           PyramidKV's per-layer budgets, kv/pyramid.h.

@@ -289,6 +289,24 @@ TEST(KvSpec, H2oScoreVariants) {
   EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema,decay=0.000001", std::nullopt).decay, 1e-6);
   EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema,decay=0.123456789012345678901",
                         std::nullopt).decay, 0.123456789012345678901);
+  // The nested spelling score=ema:decay=D is the same plan; a nested key is
+  // checked like any other.
+  p = MustResolve("h2o:heavy=8,score=ema:decay=0.95,recent=8", std::nullopt);
+  EXPECT_EQ(p.score, "ema");
+  EXPECT_EQ(p.decay, 0.95);
+  EXPECT_EQ(p.recent, 8);
+  EXPECT_EQ(p.Describe(), "h2o:heavy=8,recent=8,score=ema,decay=0.95");
+  EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema:decay=0.5", std::nullopt).decay, 0.5);
+  EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=mean:decay=0.5").status().message(),
+            "'decay' needs score=ema (e.g. h2o:heavy=64,recent=64,score=ema,decay=0.9)");
+  EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8").status().message(),
+            "duplicate key 'decay' in KV spec 'h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8'");
+  EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:").status().message(),
+            "nothing after ':' in 'score=ema:' in KV spec 'h2o:heavy=8,recent=8,score=ema:' "
+            "(expected key=value, e.g. score=ema:decay=0.9)");
+  EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:sinks=2").status().message(),
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid)");
+  EXPECT_FALSE(ParseKvSpec("h2o:heavy=8:recent=8").ok());  // only a word value nests
   // Describe() is itself a spec that resolves to the same plan.
   for (const char* text : {"h2o:heavy=8,recent=8,score=ema,decay=0.123456789012345678901",
                            "h2o:heavy=3,recent=0,score=mean"}) {
@@ -326,8 +344,9 @@ TEST(KvSpec, H2oScoreErrors) {
             "bad value '' for 'score': expected one of sum, mean, ema");
   EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=10%"),
             "bad value '10%' for 'score': expected one of sum, mean, ema");
-  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=ema:decay=0.9"),
-            "bad value 'ema:decay=0.9' for 'score': expected one of sum, mean, ema");
+  // The nested spelling checks its word too (its success: H2oScoreVariants).
+  EXPECT_EQ(ParseError("h2o:heavy=1,recent=1,score=max:decay=0.9"),
+            "bad value 'max' for 'score': expected one of sum, mean, ema");
   EXPECT_EQ(ParseError("h2o:heavy=mean,recent=1"),
             "bad value 'mean' for 'heavy': expected a non-negative integer or a percentage like "
             "10%");

@@ -299,8 +299,9 @@ TEST(KvSpec, H2oScoreVariants) {
   EXPECT_EQ(MustResolve("h2o:heavy=8,recent=8,score=ema:decay=0.5", std::nullopt).decay, 0.5);
   EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=mean:decay=0.5").status().message(),
             "'decay' needs score=ema (e.g. h2o:heavy=64,recent=64,score=ema,decay=0.9)");
-  EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8").status().message(),
-            "duplicate key 'decay' in KV spec 'h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8'");
+  EXPECT_EQ(
+      ParseKvSpec("h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8").status().message(),
+      "duplicate key 'decay' in KV spec 'h2o:heavy=8,recent=8,score=ema:decay=0.9,decay=0.8'");
   EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:").status().message(),
             "nothing after ':' in 'score=ema:' in KV spec 'h2o:heavy=8,recent=8,score=ema:' "
             "(expected key=value, e.g. score=ema:decay=0.9)");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/resident_memory.h"
 #include "core/status.h"
 #include "kernels/quant.h"
 #include "kv/policies.h"
@@ -277,6 +278,14 @@ void KvCache::Clear() {
   std::fill(high_water_.begin(), high_water_.end(), 0);
   std::fill(newest_pos_.begin(), newest_pos_.end(), -1);
   std::fill(spill_layer_.begin(), spill_layer_.end(), -1);
+}
+
+void KvCache::CommitRows() {
+  // PopulateForWrite may leave its range's bytes unspecified.
+  H2O_CHECK(std::all_of(high_water_.begin(), high_water_.end(), [](int32_t h) { return h == 0; }));
+  for (UninitializedRows* rows : {&k_, &v_, &k_spill_, &v_spill_}) {
+    PopulateForWrite(rows->data(), rows->size());
+  }
 }
 
 void KvCache::CopyFrom(const KvCache& other) {

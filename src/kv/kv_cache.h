@@ -136,6 +136,13 @@ class KvCache {
   // Forgets every token (slots stay allocated).
   void Clear();
 
+  // Backs every K/V row with RAM now (core/resident_memory.h), where rows
+  // otherwise get their pages on first write: for a cache whose memory was
+  // reserved for it anyway (the scheduler's admission), so that no later
+  // forward pass stalls on page faults. Requires an empty cache (before
+  // the first Append, or after Clear; checked).
+  void CommitRows();
+
   // Makes this cache hold exactly what `other` holds (tokens, slots,
   // scores, the policy's state), so both evict alike from here on: lets a
   // caller save a prefix once and score several continuations of it.
@@ -197,14 +204,16 @@ class KvCache {
   // written rows are ever read.
   class UninitializedRows {
    public:
-    explicit UninitializedRows(size_t n) : data_(new uint8_t[n]) {}
+    explicit UninitializedRows(size_t n) : data_(new uint8_t[n]), size_(n) {}
     uint8_t& operator[](size_t i) { return data_[i]; }
     const uint8_t& operator[](size_t i) const { return data_[i]; }
     uint8_t* data() { return data_.get(); }
     const uint8_t* data() const { return data_.get(); }
+    size_t size() const { return size_; }
 
    private:
     std::unique_ptr<uint8_t[]> data_;
+    size_t size_;
   };
 
   uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes, int32_t layer,

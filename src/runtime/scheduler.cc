@@ -175,6 +175,9 @@ void Scheduler::Admit() {
       stats_.queued = static_cast<int32_t>(queue_.size());
       stats_.kv_reserved_bytes += q.reservation;
     }
+    // Its reservation is counted from here on, so back it now: a page a
+    // decode step first writes would stall every running sequence.
+    q.request.sequence.commit_kv_rows = true;
     auto sequence = engine_.NewSequence(q.request.sequence);
     auto running = std::make_unique<Running>(
         q.id, std::move(q.request), q.reservation,

@@ -75,6 +75,7 @@ Result<std::unique_ptr<Sequence>> Sequence::Create(const Model& model,
   auto policy = MakePolicy(r.options.kv, r.options.n_ctx);
   H2O_RETURN_IF_ERROR(CheckKvCacheFits(r.kv, *policy, MachineMemoryBytes()));
   auto cache = std::make_unique<KvCache>(r.kv, std::move(policy));
+  if (r.options.commit_kv_rows) cache->CommitRows();
   return std::unique_ptr<Sequence>(new Sequence(model, r.options, std::move(cache)));
 }
 

@@ -29,6 +29,11 @@ struct SequenceOptions {
   // so ranks there differ exactly as positions do: its attention is what
   // it would be without the shift.
   bool kv_pos_shift = false;
+  // Back the cache's rows with RAM at creation (KvCache::CommitRows), for a
+  // cache whose whole size is reserved anyway (the scheduler's admission).
+  // Off, a cache sized for a long declared context takes memory only as
+  // tokens arrive.
+  bool commit_kv_rows = false;
 };
 
 // A saved sequence state (KV cache and position); see Sequence::Save.

@@ -2,6 +2,7 @@
 #include "kv/kv_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstring>
 #include <random>
@@ -306,6 +307,60 @@ TEST(KvCache, KeepsQuantizedRowsThroughEvictionSpillAndCopy) {
       ExpectRowsOfTheirPositions(copy, types);
     }
   }
+}
+
+// Minor page faults this thread has taken so far.
+long ThreadMinorFaults() {
+  rusage usage{};
+  EXPECT_EQ(getrusage(RUSAGE_THREAD, &usage), 0);
+  return usage.ru_minflt;
+}
+
+// Appends n_tokens tokens to every head and returns the page faults taken.
+long FaultsWhileAppending(KvCache& cache, int32_t n_tokens) {
+  const KvCacheConfig& c = cache.config();
+  const std::vector<float> row(static_cast<size_t>(c.head_dim), 0.5f);
+  const long before = ThreadMinorFaults();
+  for (int32_t pos = 0; pos < n_tokens; ++pos) {
+    for (int32_t l = 0; l < c.n_layer; ++l) {
+      for (int32_t h = 0; h < c.n_head_kv; ++h) cache.Append(l, h, pos, row.data(), row.data());
+    }
+  }
+  return ThreadMinorFaults() - before;
+}
+
+TEST(KvCache, CommittedRowsTakeNoPageFaults) {
+  // 64 MiB of K/V rows: mapped afresh by the allocator (above any mmap
+  // threshold), so uncommitted rows fault in as they are first written.
+  KvCacheConfig c;
+  c.n_layer = 4;
+  c.n_head_kv = 8;
+  c.head_dim = 64;
+  c.budget = c.capacity = 8192;
+  c.types = {TensorType::kF16, TensorType::kF16};
+  const int32_t n_tokens = 512;
+  {
+    KvCache lazy(c, std::make_unique<FullPolicy>(c.budget));
+    EXPECT_GT(FaultsWhileAppending(lazy, n_tokens), 0);
+  }
+  KvCache committed(c, std::make_unique<FullPolicy>(c.budget));
+  committed.CommitRows();
+  EXPECT_EQ(FaultsWhileAppending(committed, n_tokens), 0);
+  // The rows hold what was appended.
+  const KvHeadView v = committed.View(3, 7);
+  EXPECT_EQ(v.pos[n_tokens - 1], n_tokens - 1);
+  EXPECT_EQ(Element(v, v.k, n_tokens - 1, 63), 0.5f);
+  EXPECT_EQ(Element(v, v.v, 0, 0), 0.5f);
+}
+
+TEST(KvCache, CommitsRowsOnlyWhileEmpty) {
+  KvCache cache(SmallConfig(TensorType::kF16, 8, 8), std::make_unique<FullPolicy>(8));
+  cache.CommitRows();
+  const std::vector<float> k = Row(0, 0, 1.0f), v = Row(0, 0, -1.0f);
+  cache.Append(1, 2, 0, k.data(), v.data());
+  EXPECT_DEATH(cache.CommitRows(), "internal check failed");
+  cache.Clear();
+  cache.CommitRows();
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ std::pair<int64_t, int64_t> Share(int64_t n, int index, int parts) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadPool::ThreadPool(int n_threads)
+    : n_threads_(n_threads < 1 ? 1 : n_threads), shares_(static_cast<size_t>(n_threads_)) {
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -107,6 +108,61 @@ void ThreadPool::ParallelFor(int64_t n, RangeFn fn) {
   }
   fn_ = nullptr;
   busy_.store(false, std::memory_order_release);
+}
+
+int64_t ThreadPool::Claim(int thread) {
+  const int parts = size();
+  for (int k = 0; k < parts; ++k) {
+    std::atomic<uint64_t>& chunks = shares_[(thread + k) % parts].chunks;
+    uint64_t range = chunks.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t front = range >> 32, back = range & 0xFFFFFFFFu;
+      if (front >= back) break;
+      // The owner takes its front, others the back.
+      const uint64_t taken = k == 0 ? range + (uint64_t{1} << 32) : range - 1;
+      if (chunks.compare_exchange_weak(range, taken, std::memory_order_relaxed)) {
+        return static_cast<int64_t>(k == 0 ? front : back - 1);
+      }
+    }
+  }
+  return -1;
+}
+
+void ThreadPool::ParallelForClaimed(int64_t n, int64_t grain, ThreadRangeFn fn, int64_t n_prepare,
+                                    const ThreadRangeFn* prepare) {
+  H2O_CHECK(grain >= 1);
+  const int64_t chunks = n > 0 ? (n - 1) / grain + 1 : 0;
+  H2O_CHECK(chunks <= 0xFFFFFFFF);
+  auto run = [&](int64_t c, int thread) { fn(thread, c * grain, std::min(n, (c + 1) * grain)); };
+  if (workers_.empty()) {
+    if (prepare != nullptr && n_prepare > 0) (*prepare)(0, 0, n_prepare);
+    for (int64_t c = 0; c < chunks; ++c) run(c, 0);
+    return;
+  }
+  const int parts = size();
+  for (int t = 0; t < parts; ++t) {
+    const auto [front, back] = Share(chunks, t, parts);
+    shares_[t].chunks.store(static_cast<uint64_t>(front) << 32 | static_cast<uint64_t>(back),
+                            std::memory_order_relaxed);
+  }
+  prepared_.store(0, std::memory_order_relaxed);
+  // One index per thread (Share gives each thread exactly its own); the
+  // stores above are published by ParallelFor's hand-off.
+  ParallelFor(parts, [&](int64_t begin, int64_t end) {
+    for (int64_t index = begin; index < end; ++index) {
+      const int thread = static_cast<int>(index);
+      if (prepare != nullptr) {
+        const auto [first, last] = Share(n_prepare, thread, parts);
+        if (first < last) (*prepare)(thread, first, last);
+        prepared_.fetch_add(1, std::memory_order_acq_rel);
+        // Every thread is in this call, so the wait ends; it only spins
+        // (pause, then yield), as the others are a few microseconds away.
+        while (!SpinUntil([&] { return prepared_.load(std::memory_order_acquire) == parts; })) {
+        }
+      }
+      for (int64_t c = Claim(thread); c >= 0; c = Claim(thread)) run(c, thread);
+    }
+  });
 }
 
 void ThreadPool::WorkerLoop(int index) {

@@ -111,6 +111,144 @@ TEST(ThreadPoolTest, ThousandRepeatedCallsAccumulateCorrectly) {
   }
 }
 
+struct Claimed {
+  int thread;
+  int64_t begin, end;
+  std::thread::id id;
+};
+
+// Runs one ParallelForClaimed and records every chunk.
+std::vector<Claimed> RecordClaimed(ThreadPool& pool, int64_t n, int64_t grain) {
+  std::mutex mu;
+  std::vector<Claimed> chunks;
+  pool.ParallelForClaimed(n, grain, [&](int thread, int64_t begin, int64_t end) {
+    std::lock_guard<std::mutex> lock(mu);
+    chunks.push_back({thread, begin, end, std::this_thread::get_id()});
+  });
+  return chunks;
+}
+
+TEST(ThreadPoolTest, ClaimedChunksCoverEachIndexOnceOnGrainBoundaries) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 5, 7, 64, 1001}) {
+      for (int64_t grain : {1, 3, 16, 2000}) {
+        const std::vector<Claimed> chunks = RecordClaimed(pool, n, grain);
+        std::vector<int> hits(static_cast<size_t>(n), 0);
+        std::vector<std::set<std::thread::id>> ids(static_cast<size_t>(threads));
+        for (const Claimed& c : chunks) {
+          ASSERT_EQ(c.begin % grain, 0);
+          ASSERT_EQ(c.end, std::min(n, c.begin + grain));
+          ASSERT_GE(c.thread, 0);
+          ASSERT_LT(c.thread, threads);
+          ids[c.thread].insert(c.id);
+          for (int64_t i = c.begin; i < c.end; ++i) ++hits[i];
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(hits[i], 1) << "threads=" << threads << " n=" << n << " grain=" << grain;
+        }
+        // An index names one thread (scratch per thread relies on it), the
+        // caller's is 0.
+        for (int t = 0; t < threads; ++t) EXPECT_LE(ids[t].size(), 1u);
+        if (!ids[0].empty()) {
+          EXPECT_EQ(*ids[0].begin(), std::this_thread::get_id());
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, EachThreadStartsOnItsOwnShareInOrder) {
+  // Every thread's first chunk waits until all threads have one (bounded),
+  // so none can run out of its own share before the others start; what a
+  // thread runs of its own share then comes front to back.
+  const int threads = 3;
+  ThreadPool pool(threads);
+  const int64_t n = 30;
+  std::mutex mu;
+  std::vector<std::vector<int64_t>> order(threads);
+  std::atomic<int> arrived{0};
+  pool.ParallelForClaimed(n, 1, [&](int thread, int64_t begin, int64_t) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      first = order[thread].empty();
+      order[thread].push_back(begin);
+    }
+    if (!first) return;
+    arrived.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (arrived.load() < threads && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  });
+  for (int t = 0; t < threads; ++t) {
+    const int64_t first = n * t / threads, last = n * (t + 1) / threads;
+    ASSERT_FALSE(order[t].empty()) << "thread " << t;
+    EXPECT_EQ(order[t].front(), first) << "thread " << t;
+    int64_t next = first;
+    for (int64_t c : order[t]) {
+      if (c < first || c >= last) continue;
+      EXPECT_EQ(c, next) << "thread " << t;
+      next = c + 1;
+    }
+  }
+}
+
+TEST(ThreadPoolTest, AThreadOutOfChunksTakesASlowThreadsLastOnes) {
+  // The caller stalls in its first chunk; the worker, done with its own
+  // share, runs the rest of the caller's from the back.
+  ThreadPool pool(2);
+  const int64_t n = 8;
+  std::atomic<int> worker_chunks{0};
+  std::atomic<bool> stalled{false};
+  pool.ParallelForClaimed(n, 1, [&](int thread, int64_t begin, int64_t) {
+    if (thread == 0 && begin == 0) {
+      stalled = true;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (worker_chunks.load() < n - 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+    }
+    if (thread == 1) worker_chunks.fetch_add(1);
+  });
+  EXPECT_TRUE(stalled.load());
+  EXPECT_EQ(worker_chunks.load(), n - 1);
+}
+
+TEST(ThreadPoolTest, PrepareIsDoneEverywhereBeforeAnyChunk) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int iter = 0; iter < 200; ++iter) {
+      const int64_t n_prepare = 1 + iter % 37, n = 1 + iter % 11;
+      // Plain writes in prepare, read by every chunk: the wait must publish them.
+      std::vector<int64_t> prepared(static_cast<size_t>(n_prepare), -1);
+      std::vector<int> prepare_hits(static_cast<size_t>(n_prepare), 0);
+      std::atomic<bool> all_seen{true};
+      std::atomic<int64_t> chunks{0};
+      auto fill = [&](int, int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          prepared[i] = i * iter;
+          ++prepare_hits[i];
+        }
+      };
+      const ThreadRangeFn prepare(fill);
+      pool.ParallelForClaimed(
+          n, 1,
+          [&](int, int64_t, int64_t) {
+            for (int64_t i = 0; i < n_prepare; ++i) {
+              if (prepared[i] != i * iter) all_seen = false;
+            }
+            chunks.fetch_add(1);
+          },
+          n_prepare, &prepare);
+      ASSERT_TRUE(all_seen.load()) << "threads=" << threads << " iter=" << iter;
+      ASSERT_EQ(chunks.load(), n);
+      for (int h : prepare_hits) ASSERT_EQ(h, 1);
+    }
+  }
+}
+
 // Threads of this process, from /proc (Linux). Other tests' pools are gone
 // by then: gtest runs tests one at a time.
 int64_t ProcessThreads() {

@@ -164,8 +164,9 @@ void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, i
   bool hinted_before = false;
   for (int64_t r = 0; r < n_rows; r += S::kRM) {
     const int64_t rm = n_rows - r < S::kRM ? n_rows - r : S::kRM;
-    const int64_t next_rows = n_rows - r - rm < S::kRM ? n_rows - r - rm : S::kRM;
-    const int64_t next_lines = (next_rows * static_cast<int64_t>(row_bytes) + 63) / 64;
+    // The rows after the last panel too, as the q8 tiles do (gemm_tile_q8.h,
+    // Q8TilePanels).
+    const int64_t next_lines = (S::kRM * static_cast<int64_t>(row_bytes) + 63) / 64;
     const int64_t per_call = (next_lines + n_calls - 1) / n_calls;
     const NextPanel next{reinterpret_cast<const char*>(base + (r + rm) * row_bytes), next_lines,
                          per_call < call_capacity ? per_call : call_capacity};

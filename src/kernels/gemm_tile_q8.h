@@ -463,8 +463,11 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
     const uint8_t* panel = panels + (r / kRows) * panel_bytes;
+    // The panel after the last one too: the thread that claimed these rows
+    // (ThreadPool::ParallelForClaimed) most likely runs it next. A hint
+    // never faults, so one past the matrix costs nothing.
     const char* next = reinterpret_cast<const char*>(panel + panel_bytes);
-    const int64_t next_bytes = r + kRows < n_rows ? static_cast<int64_t>(panel_bytes) : 0;
+    const auto next_bytes = static_cast<int64_t>(panel_bytes);
     if constexpr (kNibbles) {
       if (widen) {
         WidenNibbles<kRows>(panel, n_blocks, wide);

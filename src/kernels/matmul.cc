@@ -1,7 +1,8 @@
-// Threads own contiguous row ranges; each sweeps its rows once per block of
-// tokens small enough to stay in its L2 (the activations are re-read for
-// every panel of rows, the weights once per token block). The tiles
-// (GemmFn) do the register blocking.
+// Threads claim chunks of whole panels of rows (ThreadPool::
+// ParallelForClaimed), each starting on its own contiguous share; a chunk is
+// swept once per block of tokens small enough to stay in L2 (the
+// activations are re-read for every panel of rows, the weights once per
+// token block). The tiles (GemmFn) do the register blocking.
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -22,6 +23,9 @@ namespace {
 constexpr int64_t kTokenBlockBytes = 768 * 1024;
 
 constexpr int64_t kAlign = 64;
+
+// Chunks of panels per thread in a product (see Product).
+constexpr int64_t kChunksPerThread = 8;
 
 template <typename Act>
 int64_t ActBytes(int64_t cols) {
@@ -48,22 +52,15 @@ uint8_t* AlignUp(void* p) {
   return reinterpret_cast<uint8_t*>((address + kAlign - 1) / kAlign * kAlign);
 }
 
-// Quantizes n_tokens rows of x into Act blocks at dst, split over the pool.
+// Quantizes rows [begin, end) of x into Act blocks at dst.
 template <typename Act>
-void QuantizeBatch(const KernelTable& table, const float* x, int64_t n_tokens, int64_t cols,
-                   uint8_t* dst, ThreadPool* pool) {
+void QuantizeTokens(const KernelTable& table, const float* x, int64_t begin, int64_t end,
+                    int64_t cols, void* dst) {
   H2O_CHECK(cols % ActKind<Act>::kElems == 0);
-  auto* blocks = reinterpret_cast<Act*>(dst);
+  auto* blocks = static_cast<Act*>(dst);
   const int64_t stride = cols / ActKind<Act>::kElems;
   const auto quantize = ActKind<Act>::Quantize(table);
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) quantize(x + t * cols, blocks + t * stride, cols);
-  };
-  if (pool == nullptr || pool->size() == 1) {
-    run(0, n_tokens);
-  } else {
-    pool->ParallelFor(n_tokens, run);
-  }
+  for (int64_t t = begin; t < end; ++t) quantize(x + t * cols, blocks + t * stride, cols);
 }
 
 }  // namespace
@@ -78,11 +75,14 @@ int64_t MatMulScratchFloats(int64_t cols, int64_t n_tokens, int n_threads) {
 namespace {
 
 // Products by `gemm` of one activation batch, over rows as stored or the
-// backend's panels: the batch is quantized once, and thread i takes the
-// i-th share of every product's rows in one pass of the pool, so the
-// products of a layer's input (Q, K, V; gate and up) cost one hand-off
-// instead of one each. Shares start on a multiple of kPanelAlignRows rows,
-// which is where a panel starts and where its bytes begin in both layouts.
+// backend's panels, in one pass of the pool: each thread quantizes its
+// share of the tokens (where the type's dot wants them quantized), then the
+// threads claim chunks of whole panels (ThreadPool::ParallelForClaimed), so
+// the products of a layer's input (Q, K, V; gate and up) cost one hand-off
+// instead of one per product and one for the quantization. With `after`,
+// a chunk is the same rows of every product, and after(rows) runs on them
+// right away. Chunks start on a multiple of kPanelAlignRows rows, where a
+// panel starts and where its bytes begin in both layouts.
 void Product(TensorType type, GemmFn gemm, std::span<const SharedProduct> products, int64_t cols,
              const float* x, int64_t n_tokens, float* scratch, ThreadPool* pool,
              const RangeFn* after) {
@@ -93,54 +93,76 @@ void Product(TensorType type, GemmFn gemm, std::span<const SharedProduct> produc
   const ActFormat format = ActivationFormat(type);
   const int64_t act_bytes = ActBytes(format, cols);
   uint8_t* free_space = AlignUp(scratch);
-  const void* acts = x;
-  if (format == ActFormat::kQ8) {
-    QuantizeBatch<BlockQ8Act>(table, x, n_tokens, cols, free_space, pool);
-  } else if (format == ActFormat::kQ8K) {
-    QuantizeBatch<BlockQ8KAct>(table, x, n_tokens, cols, free_space, pool);
-  }
+  uint8_t* quantized = nullptr;
   if (format != ActFormat::kNone) {
-    acts = free_space;
+    quantized = free_space;
     free_space += AlignUp(n_tokens * act_bytes);
   }
+  const void* acts = quantized != nullptr ? static_cast<const void*>(quantized) : x;
+  auto quantize = [&](int /*thread*/, int64_t begin, int64_t end) {
+    if (format == ActFormat::kQ8) {
+      QuantizeTokens<BlockQ8Act>(table, x, begin, end, cols, quantized);
+    } else {
+      QuantizeTokens<BlockQ8KAct>(table, x, begin, end, cols, quantized);
+    }
+  };
   const int64_t block = std::min(std::max<int64_t>(kTokenBlockBytes / act_bytes, 16), n_tokens);
   const int64_t per_thread = AlignUp(GemmScratchBytes(cols, n_tokens));
   const size_t row_bytes = RowBytes(type, cols);
   const int n_threads = pool != nullptr ? pool->size() : 1;
-  auto share = [n_threads](int64_t rows, int64_t i) {
-    return i == n_threads ? rows : rows * i / n_threads / kPanelAlignRows * kPanelAlignRows;
-  };
-  auto run_part = [&](int64_t part) {
-    void* own = free_space + part * per_thread;
-    for (const SharedProduct& p : products) {
-      const int64_t begin = share(p.rows, part);
-      const int64_t end = share(p.rows, part + 1);
-      if (begin >= end) continue;
-      const auto* base = static_cast<const uint8_t*>(p.w);
-      for (int64_t t = 0; t < n_tokens; t += block) {
-        gemm(base + begin * row_bytes, row_bytes, end - begin,
-             static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t), cols,
-             p.y + t * p.y_stride + begin, p.y_stride, own);
-      }
-      if (p.bias == nullptr) continue;
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        float* y = p.y + t * p.y_stride;
-        for (int64_t r = begin; r < end; ++r) y[r] += p.bias[r];
-      }
+
+  // Rows [begin, end) of one product, by `thread`.
+  auto multiply = [&](int thread, const SharedProduct& p, int64_t begin, int64_t end) {
+    void* own = free_space + thread * per_thread;
+    const auto* base = static_cast<const uint8_t*>(p.w);
+    for (int64_t t = 0; t < n_tokens; t += block) {
+      gemm(base + begin * row_bytes, row_bytes, end - begin,
+           static_cast<const uint8_t*>(acts) + t * act_bytes, std::min(block, n_tokens - t), cols,
+           p.y + t * p.y_stride + begin, p.y_stride, own);
     }
-    if (after != nullptr) {
-      const int64_t begin = share(products[0].rows, part);
-      const int64_t end = share(products[0].rows, part + 1);
-      if (begin < end) (*after)(begin, end);
+    if (p.bias == nullptr) return;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      float* y = p.y + t * p.y_stride;
+      for (int64_t r = begin; r < end; ++r) y[r] += p.bias[r];
     }
   };
-  if (n_threads == 1) {
-    run_part(0);
-  } else {
-    pool->ParallelFor(n_threads, [&](int64_t begin, int64_t end) {
-      for (int64_t part = begin; part < end; ++part) run_part(part);
-    });
+  // Chunks of whole panels, about kChunksPerThread per thread, so that the
+  // last chunks taken even the threads out.
+  int64_t panels = 0;
+  for (const SharedProduct& p : products) {
+    panels += (p.rows + kPanelAlignRows - 1) / kPanelAlignRows;
   }
+  const int64_t grain =
+      kPanelAlignRows * std::max<int64_t>(1, panels / (kChunksPerThread * n_threads));
+  // Chunk c: with `after`, rows [c * grain, ...) of every product; without,
+  // the chunks of each product in turn.
+  int64_t first_chunk[kMaxSharedProducts + 1] = {0};
+  H2O_CHECK(products.size() <= kMaxSharedProducts);
+  for (size_t i = 0; i < products.size(); ++i) {
+    first_chunk[i + 1] = first_chunk[i] + (products[i].rows + grain - 1) / grain;
+  }
+  const int64_t n_chunks = after != nullptr ? first_chunk[1] : first_chunk[products.size()];
+  auto run = [&](int thread, int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      if (after != nullptr) {
+        const int64_t first = c * grain, last = std::min(products[0].rows, first + grain);
+        for (const SharedProduct& p : products) multiply(thread, p, first, last);
+        (*after)(first, last);
+        continue;
+      }
+      size_t i = 0;
+      while (c >= first_chunk[i + 1]) ++i;
+      const int64_t first = (c - first_chunk[i]) * grain;
+      multiply(thread, products[i], first, std::min(products[i].rows, first + grain));
+    }
+  };
+  const ThreadRangeFn prepare(quantize);
+  if (pool == nullptr) {
+    if (quantized != nullptr) quantize(0, 0, n_tokens);
+    run(0, 0, n_chunks);
+    return;
+  }
+  pool->ParallelForClaimed(n_chunks, 1, run, n_tokens, quantized != nullptr ? &prepare : nullptr);
 }
 
 void Product(TensorType type, GemmFn gemm, const void* w, int64_t rows, int64_t cols,

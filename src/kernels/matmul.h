@@ -62,14 +62,18 @@ struct SharedProduct {
   const float* bias;
 };
 
+// The most products MatMulShared takes at once.
+inline constexpr size_t kMaxSharedProducts = 4;
+
 // The products of one x by matrices of one type and layout (panels or rows
 // as stored), each the y of MatMul / MatMulPanels bit for bit, at the cost
-// of one quantization of x and one pass of the pool: every thread takes the
-// same share of each product's rows. When `after` is given (all products
-// then have the same rows), each thread calls it with its share [begin,
-// end) once its products are done, so an element-wise step on those rows
-// (the gate of a gated FFN) runs there instead of on one thread after.
-// scratch as MatMul's for cols and n_tokens.
+// of one pass of the pool, in which the threads quantize x together and
+// then claim chunks of the products' rows. When `after` is given (all
+// products then have the same rows), a chunk is the same rows [begin, end)
+// of every product and the thread that ran it calls after(begin, end)
+// right away, so an element-wise step on those rows (the gate of a gated
+// FFN) runs there instead of on one thread after. At most
+// kMaxSharedProducts products. scratch as MatMul's for cols and n_tokens.
 void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> products,
                   int64_t cols, const float* x, int64_t n_tokens, float* scratch, ThreadPool* pool,
                   const RangeFn* after = nullptr);

@@ -24,6 +24,7 @@ ForwardPass::ForwardPass(const Model& model, int32_t max_rows, int n_threads)
   const size_t kv_dim = static_cast<size_t>(hp.kv_dim());
   row_pos_.resize(n);
   row_item_.resize(n);
+  item_row0_.resize(n);
   embd_row_.resize(model.weights().token_embd.row_bytes());
   query_pos_.resize(n);
   x_.resize(n * hp.n_embd);
@@ -94,7 +95,7 @@ void ForwardPass::Project(std::span<const Projection> projections, const float* 
         shared && p.w.type == first.type && p.w.panels == first.panels && p.w.cols == first.cols;
   }
   if (shared) {
-    kernels::SharedProduct products[4];
+    kernels::SharedProduct products[kernels::kMaxSharedProducts];
     H2O_CHECK(projections.size() <= std::size(products));
     for (size_t i = 0; i < projections.size(); ++i) products[i] = product_of(projections[i]);
     kernels::MatMulShared(first.type, first.panels, {products, projections.size()}, first.cols, x,
@@ -365,39 +366,38 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
     const int64_t n = static_cast<int64_t>(item.tokens.size());
     work += n * (item.cache->View(l, 0).n_slots + n);
   }
-  auto append = [&](const ForwardItem& item, size_t row0, int32_t g) {
-    for (size_t row = row0; row < row0 + item.tokens.size(); ++row) {
+  auto append = [&](const ForwardItem& item, size_t first_row, int32_t g) {
+    for (size_t row = first_row; row < first_row + item.tokens.size(); ++row) {
       item.cache->Append(l, g, row_pos_[row], &k_[row * kv_dim + g * hd],
                          &v_[row * kv_dim + g * hd]);
     }
   };
   // (sequence, KV head) pairs are independent (own slots, own scores).
   const int64_t n_pairs = static_cast<int64_t>(items.size()) * hp.n_head_kv;
-  auto run_part = [&](int32_t part, int64_t begin, int64_t end) {
-    // Rows before the first pair's item.
-    size_t row0 = 0;
-    int64_t item_index = begin / hp.n_head_kv;
-    for (int64_t i = 0; i < item_index; ++i) row0 += items[i].tokens.size();
+  size_t row0 = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    item_row0_[i] = static_cast<int32_t>(row0);
+    row0 += items[i].tokens.size();
+  }
+  auto run_pairs = [&](int thread, int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t i = p / hp.n_head_kv;
-      for (; item_index < i; ++item_index) row0 += items[item_index].tokens.size();
       const auto g = static_cast<int32_t>(p % hp.n_head_kv);
-      append(items[i], row0, g);
-      AttendHead(items[i], static_cast<int32_t>(row0), l, g, part);
+      append(items[i], item_row0_[i], g);
+      AttendHead(items[i], item_row0_[i], l, g, thread);
       // Eviction scans every slot of the head: on the pool it runs beside
       // the other heads' attention instead of after it.
       if (!items[i].cache->policy().has_state()) items[i].cache->EvictHeadOverBudget(l, g);
     }
   };
   if (pool != nullptr && pool->size() > 1 && work * hp.q_dim() >= (1 << 16)) {
-    const int parts = std::min<int>(n_parts_, pool->size());
-    pool->ParallelFor(parts, [&](int64_t begin, int64_t end) {
-      for (int64_t part = begin; part < end; ++part) {
-        run_part(static_cast<int32_t>(part), n_pairs * part / parts, n_pairs * (part + 1) / parts);
-      }
-    });
+    H2O_CHECK(pool->size() <= n_parts_);
+    // Claimed a few pairs at a time, so a thread the machine slows down
+    // takes fewer (a decode step's 32 sequences x 12 heads are 384 pairs).
+    const int64_t grain = std::max<int64_t>(1, n_pairs / (16 * pool->size()));
+    pool->ParallelForClaimed(n_pairs, grain, run_pairs);
   } else {
-    run_part(0, 0, n_pairs);
+    run_pairs(0, 0, n_pairs);
   }
   for (const ForwardItem& item : items) {
     if (item.cache->policy().has_state()) item.cache->EvictOverBudget(l);

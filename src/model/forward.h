@@ -72,8 +72,8 @@ class ForwardPass {
     int64_t y_stride;
   };
   // The projections of one input x (n rows); those of one type and layout
-  // share a quantization of x and one pass of the pool. `after` runs on each
-  // thread's share of the rows once its products are done (see
+  // share a quantization of x and one pass of the pool. `after` runs on
+  // each chunk of rows once its products are done (see
   // kernels::MatMulShared; all projections then have the same rows).
   void Project(std::span<const Projection> projections, const float* x, int32_t n,
                kernels::ThreadPool* pool, const kernels::RangeFn* after = nullptr);
@@ -87,7 +87,7 @@ class ForwardPass {
   void FeedForward(const LayerWeights& lw, int32_t n, kernels::ThreadPool* pool);
   void Attend(int32_t layer, std::span<const ForwardItem> items, kernels::ThreadPool* pool);
   // Attention of an item's rows (starting at batch row `row0`) over KV head
-  // g of `layer`, with scratch `part`'s buffers.
+  // g of `layer`, with scratch `part`'s buffers (the running thread's).
   void AttendHead(const ForwardItem& item, int32_t row0, int32_t layer, int32_t g, int32_t part);
   // Fills scratch `part`'s rotated-key buffer with the head's keys rotated
   // to their rank among present tokens and returns a view that reads them.
@@ -102,6 +102,7 @@ class ForwardPass {
   std::vector<int32_t> row_pos_;    // [max_rows] position of each row
   std::vector<uint8_t> embd_row_;   // a token's embedding row, out of its panels
   std::vector<int32_t> row_item_;   // [max_rows] index of each row's item
+  std::vector<int32_t> item_row0_;  // [max_rows] first row of each item
   std::vector<int32_t> query_pos_;  // [max_rows] position RoPE gives each row's query
 
   std::vector<float> x_;         // [max_rows][n_embd] residual stream

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   for (TensorType type : {TensorType::kF16, TensorType::kF32, TensorType::kQ8_0}) {
     for (int32_t n_group : {1, 8}) {
-      for (int32_t n_slots : {256, 2048}) {
+      for (int32_t n_slots : {40, 256, 2048}) {
         const std::string name = std::string("Decode/") + std::string(TraitsOf(type).name) +
                                  "/group:" + std::to_string(n_group) +
                                  "/slots:" + std::to_string(n_slots);

@@ -117,7 +117,8 @@ void BM_ParallelForRoundTrip(benchmark::State& state, int threads) {
 // MatMul of a 2048 x 2048 matrix with n_tokens tokens on one thread (the
 // active backend: H2O_KERNELS picks another), in GFLOP/s (2 per weight and
 // token).
-void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens, int64_t kRows) {
+void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens, int64_t kRows,
+               bool panels) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> values(kCols), x(kTokens * kCols), y(kTokens * kRows);
@@ -129,8 +130,18 @@ void BM_MatMul(benchmark::State& state, TensorType type, int64_t kTokens, int64_
     RefKernels().For(type).quantize_row(values.data(), w.data() + r * row_bytes, kCols);
   }
   std::vector<float> scratch(MatMulScratchFloats(kCols, kTokens, 1));
+  std::vector<uint8_t> packed;
+  if (panels) {
+    packed.resize(PanelsBytes(type, kRows, kCols));
+    PackPanels(type, w.data(), kRows, kCols, packed.data(), nullptr);
+  }
   for (auto _ : state) {
-    MatMul(type, w.data(), kRows, kCols, x.data(), kTokens, y.data(), scratch.data(), nullptr);
+    if (panels) {
+      MatMulPanels(type, packed.data(), kRows, kCols, x.data(), kTokens, y.data(), scratch.data(),
+                   nullptr);
+    } else {
+      MatMul(type, w.data(), kRows, kCols, x.data(), kTokens, y.data(), scratch.data(), nullptr);
+    }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -241,14 +252,26 @@ int main(int argc, char** argv) {
     for (int64_t n : {1, 4, 8, 19, 32, 64, 512}) {
       const std::string name =
           std::string("MatMul2048/") + std::string(TraitsOf(type).name) + "/N:" + std::to_string(n);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n, kRows)
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n, kRows, false)
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
+    }
+  }
+  // The weights as repacked at load (README: --no-repack), where offered.
+  for (TensorType type : RunnableTypes()) {
+    if (!PanelsOffered(type)) continue;
+    for (int64_t n : {1, 32, 512}) {
+      const std::string name = std::string("MatMul2048Panels/") + std::string(TraitsOf(type).name) +
+                               "/N:" + std::to_string(n);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, n, kRows, true)
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.2);
     }
   }
   for (int64_t n : {1, 4, 19, 64}) {
     const std::string name = "MatMulTall/q8_0/N:" + std::to_string(n);
-    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, TensorType::kQ8_0, n, int64_t{131072})
+    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, TensorType::kQ8_0, n, int64_t{131072},
+                                 false)
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.5);
   }

@@ -210,22 +210,6 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
   }
 }
 
-// Per token and block, what the float step needs beyond the block itself:
-// -kOffset * sum (the int32 the lanes start from, so the offset cancels)
-// and float(sum) for the min term.
-struct ActSide {
-  int32_t* start;
-  float* sum;
-};
-
-template <typename Kind>
-void FillActSide(const BlockQ8Act* x, int64_t n, const ActSide& side) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (Kind::kOffset != 0) side.start[i] = -Kind::kOffset * x[i].sum;
-    if constexpr (Kind::kHasMin) side.sum[i] = static_cast<float>(x[i].sum);
-  }
-}
-
 // Cache lines to hint while a micro-kernel runs: n_lines from `at`,
 // per_block of them before each block.
 struct Hints {
@@ -235,10 +219,14 @@ struct Hints {
 };
 
 // y[t * ldy + r] for the RV * S::kRows = kRows rows of a panel (n_valid of
-// them stored) and RN tokens.
+// them stored) and RN tokens. Beyond the codes and d, a token's block gives
+// -kOffset * sum, the int32 its lanes start from (so the offset cancels),
+// and float(sum) for the min term: derived here from the block being read
+// rather than once per call into a side array, as a batched decode step
+// calls this on many small chunks.
 template <typename S, typename Kind, int kRows, int RV, int RN>
-void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSide& side,
-             int64_t n_blocks, float* y, int64_t ldy, const Hints& hints) {
+void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, int64_t n_blocks, float* y,
+             int64_t ldy, const Hints& hints) {
   using I = typename S::I;
   using F = typename S::F;
   constexpr int P = S::kRows;
@@ -253,7 +241,8 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
     }
     I isum[RV][RN];
     for (int t = 0; t < RN; ++t) {
-      const I start = Kind::kOffset != 0 ? S::Broadcast(side.start[t * n_blocks + b]) : S::ZeroI();
+      const I start =
+          Kind::kOffset != 0 ? S::Broadcast(-Kind::kOffset * x[t * n_blocks + b].sum) : S::ZeroI();
       for (int v = 0; v < RV; ++v) isum[v][t] = start;
     }
     const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
@@ -278,7 +267,8 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
         const F dx = S::Broadcast(x[t * n_blocks + b].d);
         F term = S::Mul(S::Mul(dw, dx), S::Cvt(isum[v][t]));
         if constexpr (Kind::kHasMin) {
-          term = S::Sub(term, S::Mul(S::Mul(dmin, dx), S::Broadcast(side.sum[t * n_blocks + b])));
+          const F xsum = S::Broadcast(static_cast<float>(x[t * n_blocks + b].sum));
+          term = S::Sub(term, S::Mul(S::Mul(dmin, dx), xsum));
         }
         acc[v][t] = S::Add(acc[v][t], term);
       }
@@ -293,8 +283,8 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, const ActSi
 }
 
 template <typename S, typename Kind, int kRows>
-using Q8MicroFn = void (*)(const uint8_t*, int, const BlockQ8Act*, const ActSide&, int64_t, float*,
-                           int64_t, const Hints&);
+using Q8MicroFn = void (*)(const uint8_t*, int, const BlockQ8Act*, int64_t, float*, int64_t,
+                           const Hints&);
 
 // The token tails: Q8Micro with 1..S::kRN tokens.
 template <typename S, typename Kind, int kRows, int RV>
@@ -312,15 +302,6 @@ uint8_t* Align64(void* p) {
   return reinterpret_cast<uint8_t*>((address + 63) / 64 * 64);
 }
 
-// The activations' side data (ActSide), per token and block, at `space`.
-template <typename Kind>
-ActSide MakeActSide(const BlockQ8Act* acts, int64_t n_tokens, int64_t n_blocks, uint8_t* space) {
-  const ActSide side = {reinterpret_cast<int32_t*>(space),
-                        reinterpret_cast<float*>(space) + n_tokens * n_blocks};
-  FillActSide<Kind>(acts, n_tokens * n_blocks, side);
-  return side;
-}
-
 // All tokens over one packed panel, S::kRN at a time (RV = kPanelRows /
 // S::kRows row vectors per step; a panel's last vector may be partly past
 // the matrix). The bytes at `next` (the next panel's source) are hinted
@@ -329,9 +310,8 @@ ActSide MakeActSide(const BlockQ8Act* acts, int64_t n_tokens, int64_t n_blocks, 
 // with nothing to overlap it. A burst of hints would stall on the
 // line-fill buffers instead.
 template <typename S, typename Kind>
-void SweepPanel(const uint8_t* panel, int n_valid, const BlockQ8Act* acts, const ActSide& side,
-                int64_t n_tokens, int64_t n_blocks, float* y, int64_t ldy, const char* next,
-                int64_t next_bytes) {
+void SweepPanel(const uint8_t* panel, int n_valid, const BlockQ8Act* acts, int64_t n_tokens,
+                int64_t n_blocks, float* y, int64_t ldy, const char* next, int64_t next_bytes) {
   constexpr int kRows = S::kPanelRows;
   static constexpr Q8Kernels<S, Kind, kRows, kRows / S::kRows> kFull;
   const int64_t n_calls = (n_tokens + S::kRN - 1) / S::kRN;
@@ -345,14 +325,12 @@ void SweepPanel(const uint8_t* panel, int n_valid, const BlockQ8Act* acts, const
     const Hints hints = {next + hinted * 64, call_lines, lines_per_block};
     hinted += call_lines;
     const int64_t rn = n_tokens - t < S::kRN ? n_tokens - t : S::kRN;
-    const ActSide token_side = {side.start + t * n_blocks, side.sum + t * n_blocks};
-    kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, token_side, n_blocks, y + t * ldy, ldy,
-                     hints);
+    kFull.fn[rn - 1](panel, n_valid, acts + t * n_blocks, n_blocks, y + t * ldy, ldy, hints);
   }
 }
 
-// The GemmFn over the file's rows: activation side data once per call,
-// then per panel of kPanelRows rows a repack into scratch and a sweep.
+// The GemmFn over the file's rows: per panel of kPanelRows rows a repack
+// into scratch and a sweep.
 template <typename S, typename Kind>
 void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
             int64_t cols, float* y, int64_t ldy, void* scratch) {
@@ -360,14 +338,12 @@ void Q8Tile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int6
   const int64_t n_blocks = cols / 32;
   const auto* acts = static_cast<const BlockQ8Act*>(x);
   uint8_t* panel = Align64(scratch);
-  const ActSide side =
-      MakeActSide<Kind>(acts, n_tokens, n_blocks, panel + PanelBytes<Kind, kRows>(n_blocks));
   const auto* base = static_cast<const uint8_t*>(w);
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
     PackPanel<Kind, kRows>(base + r * row_bytes, row_bytes, n_valid, n_blocks, panel);
     const int64_t next_rows = n_rows - r - n_valid < kRows ? n_rows - r - n_valid : kRows;
-    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy,
+    SweepPanel<S, Kind>(panel, n_valid, acts, n_tokens, n_blocks, y + r, ldy,
                         reinterpret_cast<const char*>(base + (r + n_valid) * row_bytes),
                         next_rows * static_cast<int64_t>(row_bytes));
   }
@@ -457,8 +433,6 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
   uint8_t* wide = Align64(scratch);
   constexpr bool kNibbles = Kind::kStoredGroups == 4;
   const bool widen = kNibbles && n_tokens > 8 * S::kRN;
-  const ActSide side =
-      MakeActSide<Kind>(acts, n_tokens, n_blocks, wide + PanelBytes<Q4_0Codes, kRows>(n_blocks));
   const auto* panels = static_cast<const uint8_t*>(w);
   for (int64_t r = 0; r < n_rows; r += kRows) {
     const int n_valid = n_rows - r < kRows ? static_cast<int>(n_rows - r) : kRows;
@@ -471,13 +445,12 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
     if constexpr (kNibbles) {
       if (widen) {
         WidenNibbles<kRows>(panel, n_blocks, wide);
-        SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, side, n_tokens, n_blocks, y + r,
-                                              ldy, next, next_bytes);
+        SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, n_tokens, n_blocks, y + r, ldy,
+                                              next, next_bytes);
         continue;
       }
     }
-    SweepPanel<S, Kind>(panel, n_valid, acts, side, n_tokens, n_blocks, y + r, ldy, next,
-                        next_bytes);
+    SweepPanel<S, Kind>(panel, n_valid, acts, n_tokens, n_blocks, y + r, ldy, next, next_bytes);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/resident_memory.h"
 #include "core/status.h"
@@ -142,6 +143,15 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   ++count_[h];
   if (pos > newest_pos_[h]) newest_pos_[h] = pos;
   return slot;
+}
+
+void KvCache::PrefetchNextAppend(int32_t layer, int32_t head) {
+  const int32_t slot = high_water_[HeadIndex(layer, head)];
+  if (slot >= config_.layer_capacity(layer)) return;
+  for (const auto& [row, bytes] : {std::pair{KRow(layer, head, slot), k_row_bytes_},
+                                   std::pair{VRow(layer, head, slot), v_row_bytes_}}) {
+    for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(row + line, 1, 3);
+  }
 }
 
 KvHeadView KvCache::View(int32_t layer, int32_t head) const {

@@ -106,6 +106,12 @@ class KvCache {
   // threads.
   int32_t Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v);
 
+  // Hints into the cache the K and V rows the next Append to (layer, head)
+  // will write, whose lines are otherwise fetched from memory by the write
+  // itself: in a batched decode step every sequence's head appends one row
+  // into lines nothing has touched since admission.
+  void PrefetchNextAppend(int32_t layer, int32_t head);
+
   KvHeadView View(int32_t layer, int32_t head) const;
 
   // Accumulated attention per slot of (layer, head), [n_slots]; attention

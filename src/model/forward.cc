@@ -383,6 +383,11 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
     for (int64_t p = begin; p < end; ++p) {
       const int64_t i = p / hp.n_head_kv;
       const auto g = static_cast<int32_t>(p % hp.n_head_kv);
+      // The next pair's new rows, while this one runs (decode: one row each).
+      if (p + 1 < end && items[(p + 1) / hp.n_head_kv].tokens.size() == 1) {
+        items[(p + 1) / hp.n_head_kv].cache->PrefetchNextAppend(
+            l, static_cast<int32_t>((p + 1) % hp.n_head_kv));
+      }
       append(items[i], item_row0_[i], g);
       AttendHead(items[i], item_row0_[i], l, g, thread);
       // Eviction scans every slot of the head: on the pool it runs beside

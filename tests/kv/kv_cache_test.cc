@@ -363,5 +363,22 @@ TEST(KvCache, CommitsRowsOnlyWhileEmpty) {
   cache.CommitRows();
 }
 
+TEST(KvCache, PrefetchNextAppendStaysWithinTheCache) {
+  // Only hints, but at every fill level up to a full cache, where there is
+  // no next slot.
+  KvCache cache(SmallConfig(TensorType::kF16, 6, 6), std::make_unique<FullPolicy>(6));
+  for (int32_t pos = 0; pos <= 6; ++pos) {
+    for (int32_t l = 0; l < 2; ++l) {
+      for (int32_t h = 0; h < 3; ++h) {
+        cache.PrefetchNextAppend(l, h);
+        if (pos == 6) continue;
+        const std::vector<float> k = Row(pos, h, 1.0f), v = Row(pos, h, -1.0f);
+        cache.Append(l, h, pos, k.data(), v.data());
+      }
+    }
+  }
+  EXPECT_EQ(cache.count(1, 2), 6);
+}
+
 }  // namespace
 }  // namespace h2o

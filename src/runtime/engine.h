@@ -70,6 +70,11 @@ class Engine {
   Status Eval(Sequence& sequence, std::span<const int32_t> tokens,
               LogitsFor which = LogitsFor::kLastToken);
 
+  // Runs fn over [0, n) on the engine's threads (ThreadPool::ParallelFor),
+  // for per-sequence work between forward passes, such as sampling each
+  // sequence's next token. From the driving thread only, not inside fn.
+  void ParallelFor(int64_t n, kernels::RangeFn fn) { pool_.ParallelFor(n, fn); }
+
   const Model& model() const { return model_; }
   int32_t max_batch_tokens() const { return forward_.max_rows(); }
   int n_threads() const { return pool_.size(); }

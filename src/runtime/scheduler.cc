@@ -244,16 +244,27 @@ bool Scheduler::Step() {
     for (Running* r : batch_owner_) Finish(*r, FinishReason::kError, s.message());
     return true;
   }
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Running& r = *batch_owner_[i];
+    if (r.prefilling()) r.prompt_fed += batch_[i].tokens.size();
+  }
+  // Where the prompt is done or a token was fed, the next token, sampled on
+  // the engine's threads (each sequence has its own sampler): a 32-sequence
+  // step's greedy picks scan 32 x 32000 logits.
+  sampled_.resize(batch_.size());
+  auto sample = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      Running& r = *batch_owner_[i];
+      sampled_[i] = r.prefilling() ? -1 : r.sampler.Sample(r.sequence->last_logits());
+    }
+  };
+  engine_.ParallelFor(static_cast<int64_t>(batch_.size()), sample);
   int64_t generated = 0;
   for (size_t i = 0; i < batch_.size(); ++i) {
     Running& r = *batch_owner_[i];
-    if (r.prefilling()) {
-      r.prompt_fed += batch_[i].tokens.size();
-      if (r.prefilling()) continue;  // more prompt chunks to go
-    }
-    // The prompt is done or a token was fed: sample the next one.
+    if (r.prefilling()) continue;  // more prompt chunks to go
     const std::span<const float> logits = r.sequence->last_logits();
-    const int32_t token = r.sampler.Sample(logits);
+    const int32_t token = sampled_[i];
     if (r.request.is_end && r.request.is_end(token)) {
       Finish(r, FinishReason::kEndOfGeneration);
       continue;

@@ -87,7 +87,7 @@ struct Request {
 struct SchedulerOptions {
   size_t kv_memory_bytes = size_t{1} << 30;  // --kv-mem: the most all reservations may sum to
   int32_t max_queue = 64;                    // waiting requests beyond this are refused
-  int32_t max_running = 0;                   // sequences at once (0: as many as the KV memory holds)
+  int32_t max_running = 0;  // sequences at once (0: as many as the KV memory holds)
   // Tokens per forward pass, all sequences together (at most the engine's
   // max_batch_tokens; 0: that).
   int32_t step_tokens = 0;
@@ -161,6 +161,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Running>> running_;
   std::vector<BatchItem> batch_;
   std::vector<Running*> batch_owner_;
+  std::vector<int32_t> sampled_;  // [batch_]: each item's next token, or -1
   StepTokens last_step_;
 };
 

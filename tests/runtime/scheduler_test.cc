@@ -114,6 +114,34 @@ TEST(Scheduler, RequestsTogetherGiveTheirIdsAlone) {
   EXPECT_GT(stats.evictions, 0);  // the evicting policies evicted
 }
 
+TEST(Scheduler, SampledRequestsTogetherGiveWhatEachGivesAlone) {
+  // Each request's sampler is its own (seeded per request), wherever the
+  // engine's threads run it: five requests together on three threads give
+  // each one's tokens of a run with it alone.
+  auto sampled = [](Log& log, int i) {
+    Request r = Make(log, Prompt(i, 12 + 5 * i), Options("full"), 20);
+    r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 100u + i};
+    return r;
+  };
+  auto engine = Engine::Create(Q8Model(), {.n_threads = 3, .max_batch_tokens = 64});
+  ASSERT_TRUE(engine.ok());
+  Scheduler together(**engine, {.kv_memory_bytes = size_t{1} << 30});
+  Log log;
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(together.Submit(sampled(log, i)).value());
+  while (together.Step()) {
+  }
+  for (int i = 0; i < 5; ++i) {
+    Scheduler alone(**engine, {.kv_memory_bytes = size_t{1} << 30});
+    Log alone_log;
+    const uint64_t id = alone.Submit(sampled(alone_log, i)).value();
+    while (alone.Step()) {
+    }
+    ASSERT_EQ(alone_log.tokens[id].size(), 20u);
+    EXPECT_EQ(log.tokens[ids[i]], alone_log.tokens[id]) << "request " << i;
+  }
+}
+
 TEST(Scheduler, AdmitsByReservationInArrivalOrder) {
   auto engine = NewEngine();
   const size_t full = engine->SequenceKvBytes(Options("full")).value();

@@ -31,7 +31,9 @@ struct Scheduler::Running {
   Sampler sampler;
   size_t prompt_fed = 0;
   int32_t generated = 0;
-  int32_t next_token = -1;  // sampled, to be fed next step
+  int32_t next_token = -1;            // sampled, to be fed next step
+  bool decode_waited = false;         // its token did not fit the last step
+  bool decode_waited_before = false;  // decode_waited as the step began
   bool done = false;
 
   Running(uint64_t id, Request request, size_t reservation, std::unique_ptr<Sequence> sequence)
@@ -199,6 +201,12 @@ void Scheduler::Admit() {
   }
 }
 
+int32_t Scheduler::ChunkLength(const Running& r) const {
+  const size_t left = r.request.prompt.size() - r.prompt_fed;
+  return static_cast<int32_t>(std::min(
+      {left, static_cast<size_t>(r.sequence->max_chunk()), static_cast<size_t>(step_tokens_)}));
+}
+
 bool Scheduler::Step() {
   ApplyCancellations();
   // Finished sequences leave before anything new is admitted.
@@ -214,23 +222,43 @@ bool Scheduler::Step() {
   }
 
   // Decode tokens first (one per decoding sequence), then prompt chunks.
+  // A prompt goes in whole chunks of its sequence's size (the last one
+  // shorter), never cut to what a step has left: where a cache evicts after
+  // each pass, a chunk's boundaries decide what it keeps, and a sequence
+  // must keep what it keeps alone. So a chunk that does not fit waits, and
+  // the next step reserves room for the oldest prompt before the decode
+  // tokens; decode tokens a step has no room for go first in the next one.
   batch_.clear();
   batch_owner_.clear();
   last_step_ = {};
-  int32_t budget = step_tokens_;
+  Running* oldest_prompt = nullptr;
   for (auto& r : running_) {
-    if (r->prefilling() || budget < 1) continue;
-    batch_.push_back({r->sequence.get(), std::span<const int32_t>(&r->next_token, 1)});
-    batch_owner_.push_back(r.get());
-    budget -= 1;
-    last_step_.decode += 1;
+    if (r->prefilling()) {
+      oldest_prompt = r.get();
+      break;
+    }
   }
+  int32_t budget = step_tokens_;
+  if (prompt_waited_ && oldest_prompt != nullptr) budget -= ChunkLength(*oldest_prompt);
+  // Tokens that waited a step first, then the others.
+  for (auto& r : running_) r->decode_waited_before = r->decode_waited;
+  for (const bool waited : {true, false}) {
+    for (auto& r : running_) {
+      if (r->prefilling() || r->decode_waited_before != waited) continue;
+      r->decode_waited = budget < 1;
+      if (r->decode_waited) continue;
+      batch_.push_back({r->sequence.get(), std::span<const int32_t>(&r->next_token, 1)});
+      batch_owner_.push_back(r.get());
+      budget -= 1;
+      last_step_.decode += 1;
+    }
+  }
+  if (prompt_waited_ && oldest_prompt != nullptr) budget += ChunkLength(*oldest_prompt);
   for (auto& r : running_) {
-    if (!r->prefilling() || budget < 1) continue;
-    const size_t left = r->request.prompt.size() - r->prompt_fed;
-    const size_t len = std::min(
-        {left, static_cast<size_t>(r->sequence->max_chunk()), static_cast<size_t>(budget)});
-    const bool last = len == left;
+    if (!r->prefilling()) continue;
+    const size_t len = static_cast<size_t>(ChunkLength(*r));
+    if (len > static_cast<size_t>(budget)) break;  // oldest first: none jumps the queue
+    const bool last = len == r->request.prompt.size() - r->prompt_fed;
     batch_.push_back({r->sequence.get(),
                       std::span<const int32_t>(r->request.prompt).subspan(r->prompt_fed, len),
                       LogitsFor::kLastToken, last});
@@ -238,6 +266,7 @@ bool Scheduler::Step() {
     budget -= static_cast<int32_t>(len);
     last_step_.prefill += static_cast<int32_t>(len);
   }
+  prompt_waited_ = oldest_prompt != nullptr && last_step_.prefill == 0;
   if (batch_.empty()) return true;
 
   if (Status s = engine_.Forward(batch_); !s.ok()) {

@@ -10,8 +10,13 @@
 //      first in, first out: a request that does not fit yet holds back the
 //      ones behind it, so none starves;
 //   2. packs one batch under the per-step token budget: the next token of
-//      every decoding sequence first, then prompt chunks of the prefilling
-//      ones, oldest first;
+//      every decoding sequence first (those a step had no room for ahead of
+//      the others), then prompt chunks of the prefilling ones, oldest
+//      first. A prompt goes in whole chunks of its sequence's max_chunk
+//      (at most the step budget; the last one shorter), never cut to fit:
+//      an evicting cache's chunk boundaries decide what it keeps, and a
+//      request must keep what it keeps alone. A chunk that does not fit
+//      waits, and the next step reserves room for the oldest one first;
 //   3. runs it as one Engine::Forward, samples each decoding sequence's next
 //      token, streams it to the request's callback, and finishes requests
 //      (end of generation, token limit, the callback asking to stop),
@@ -141,6 +146,9 @@ class Scheduler {
   void Admit();
   void Finish(Running& r, FinishReason reason, const std::string& error = "");
   int64_t CacheEvictions(const Sequence& s) const;
+  // The next prompt chunk of a prefilling request: its sequence's chunk (at
+  // most the step's tokens), or what is left of the prompt.
+  int32_t ChunkLength(const Running& r) const;
 
   Engine& engine_;
   SchedulerOptions options_;
@@ -162,6 +170,9 @@ class Scheduler {
   std::vector<BatchItem> batch_;
   std::vector<Running*> batch_owner_;
   std::vector<int32_t> sampled_;  // [batch_]: each item's next token, or -1
+  // Whether the last step fed no prompt while one was waiting: the next
+  // reserves room for the oldest one's chunk.
+  bool prompt_waited_ = false;
   StepTokens last_step_;
 };
 

@@ -114,12 +114,74 @@ TEST(Scheduler, RequestsTogetherGiveTheirIdsAlone) {
   EXPECT_GT(stats.evictions, 0);  // the evicting policies evicted
 }
 
+TEST(Scheduler, PromptChunksStayWholeUnderATightStepBudget) {
+  // 20 tokens a step against chunks of 16 and up to five decode tokens: a
+  // chunk cut to what a step has left would evict at other points than the
+  // sequence alone does, and an evicting cache would keep other tokens.
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = size_t{1} << 30, .step_tokens = 20});
+  Log log;
+  const std::vector<std::string> specs = {"h2o:heavy=8,recent=8", "local:recent=12", "full",
+                                          "tova:k=12", "sink:sinks=4,recent=8"};
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto id = scheduler.Submit(Make(log, Prompt(i, 25 + 7 * i), Options(specs[i]), 12 + 4 * i));
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    ids.push_back(*id);
+  }
+  int steps = 0;
+  while (scheduler.Step()) {
+    ASSERT_LE(scheduler.last_step().decode + scheduler.last_step().prefill, 20);
+    ++steps;
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SCOPED_TRACE(specs[i]);
+    EXPECT_EQ(log.tokens[ids[i]], Alone(Prompt(i, 25 + 7 * i), Options(specs[i]), 12 + 4 * i));
+  }
+  EXPECT_LT(steps, 200);
+}
+
+TEST(Scheduler, DecodeTokensAStepCannotTakeGoFirstInTheNext) {
+  // Six decoding sequences, four tokens a step: once every prompt is in,
+  // each gets a token at least every other step; all give their ids alone.
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {.kv_memory_bytes = size_t{1} << 30, .step_tokens = 4});
+  int step = 0, last_prompt_step = 0;
+  std::map<uint64_t, std::vector<int>> token_steps;
+  Log log;
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 6; ++i) {
+    Request r = Make(log, Prompt(i, 4), Options("full"), 12);
+    auto stream = r.on_event;
+    r.on_event = [&, stream](const TokenEvent& e) {
+      if (!e.finished) token_steps[e.request_id].push_back(step);
+      return stream(e);
+    };
+    ids.push_back(scheduler.Submit(std::move(r)).value());
+  }
+  while (scheduler.Step()) {
+    if (scheduler.last_step().prefill > 0) last_prompt_step = step;
+    ++step;
+  }
+  for (int i = 0; i < 6; ++i) {
+    const std::vector<int>& at = token_steps[ids[i]];
+    ASSERT_EQ(at.size(), 12u) << "request " << i;
+    for (size_t k = 1; k < at.size(); ++k) {
+      if (at[k - 1] > last_prompt_step) {
+        EXPECT_LE(at[k] - at[k - 1], 2) << "request " << i;
+      }
+    }
+    EXPECT_EQ(log.tokens[ids[i]], Alone(Prompt(i, 4), Options("full"), 12));
+  }
+}
+
 TEST(Scheduler, SampledRequestsTogetherGiveWhatEachGivesAlone) {
   // Each request's sampler is its own (seeded per request), wherever the
   // engine's threads run it: five requests together on three threads give
   // each one's tokens of a run with it alone.
   auto sampled = [](Log& log, int i) {
-    Request r = Make(log, Prompt(i, 12 + 5 * i), Options("full"), 20);
+    const char* specs[] = {"h2o:heavy=8,recent=8", "full", "local:recent=12"};
+    Request r = Make(log, Prompt(i, 12 + 5 * i), Options(specs[i % 3]), 20);
     r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 100u + i};
     return r;
   };

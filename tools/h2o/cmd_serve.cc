@@ -107,7 +107,8 @@ Command RegisterServe(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "an OpenAI-compatible HTTP server (/v1/completions, /v1/chat/completions)");
-  AddModelFlags(*cmd, f->model, /*default_chunk=*/512);
+  // Half the step: a whole prompt chunk and as many decode tokens share one.
+  AddModelFlags(*cmd, f->model, /*default_chunk=*/256);
   cmd->get_option("--kv")->check(OnePolicy("serve"));
   cmd->add_option("--host", f->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", f->port, "port (0: any free one, printed when listening)")

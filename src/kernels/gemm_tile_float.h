@@ -139,10 +139,13 @@ void SweepPanel(const uint8_t* w, size_t row_bytes, int64_t rm, const float* x, 
 // The GemmFn: panels of S::kRM rows, each swept over the tokens S::kRN at a
 // time while its rows stay in L1. The first panel fetches its rows from
 // memory as it goes, hinting ahead; every sweep hints the next panel's
-// rows a few lines per step, so with few tokens (batched decode) the next
-// panel does not wait on memory with nothing to overlap it (unhinted, the
-// first call of each panel took 30% of a 32-sequence 110M f16 decode step
-// for 6 of its 32 tokens). One token (MatVec) takes
+// rows two lines per step from its first call on, so with few tokens
+// (batched decode) the next panel does not wait on memory with nothing to
+// overlap it (unhinted, the first call of each panel took 30% of a
+// 32-sequence 110M f16 decode step for 6 of its 32 tokens). Spread evenly
+// over a panel's calls instead, the last lines arrived just as the next
+// panel began: 3-7% slower at 32 tokens with the weights in DRAM (f16,
+// alternating in one run), the same at 512. One token (MatVec) takes
 // S::kDecodeRows rows at a time instead: more independent accumulators and
 // memory streams.
 template <typename S, typename W>
@@ -167,9 +170,8 @@ void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, i
     // The rows after the last panel too, as the q8 tiles do (gemm_tile_q8.h,
     // Q8TilePanels).
     const int64_t next_lines = (S::kRM * static_cast<int64_t>(row_bytes) + 63) / 64;
-    const int64_t per_call = (next_lines + n_calls - 1) / n_calls;
     const NextPanel next{reinterpret_cast<const char*>(base + (r + rm) * row_bytes), next_lines,
-                         per_call < call_capacity ? per_call : call_capacity};
+                         call_capacity};
     SweepPanel<S, W>(base + r * row_bytes, row_bytes, rm, xf, n_tokens, cols, y + r, ldy, next,
                      !hinted_before);
     hinted_before = next.per_call * n_calls >= next_lines;

@@ -27,6 +27,10 @@ constexpr int64_t kAlign = 64;
 // Chunks of panels per thread in a product (see Product).
 constexpr int64_t kChunksPerThread = 8;
 
+// Weight bytes times tokens below which a product runs on the caller alone
+// (as MatVec's rows below 64 KiB do).
+constexpr size_t kMinPoolBytes = 64 * 1024;
+
 template <typename Act>
 int64_t ActBytes(int64_t cols) {
   return cols / ActKind<Act>::kElems * static_cast<int64_t>(sizeof(Act));
@@ -157,7 +161,12 @@ void Product(TensorType type, GemmFn gemm, std::span<const SharedProduct> produc
     }
   };
   const ThreadRangeFn prepare(quantize);
-  if (pool == nullptr) {
+  // Waking the workers costs microseconds; a product this small is done
+  // sooner by the caller alone (decode on a tiny model).
+  int64_t total_rows = 0;
+  for (const SharedProduct& p : products) total_rows += p.rows;
+  if (pool == nullptr ||
+      static_cast<size_t>(total_rows) * row_bytes * static_cast<size_t>(n_tokens) < kMinPoolBytes) {
     if (quantized != nullptr) quantize(0, 0, n_tokens);
     run(0, 0, n_chunks);
     return;
@@ -236,17 +245,6 @@ void MatMulShared(TensorType type, bool panels, std::span<const SharedProduct> p
   for (const SharedProduct& p : products) {
     H2O_CHECK(p.rows >= 0 && p.y_stride >= p.rows);
     H2O_CHECK(after == nullptr || p.rows == products[0].rows);
-  }
-  if (n_tokens == 1 && !panels) {
-    // One token over rows as stored: MatVec per product, as MatMul does.
-    for (const SharedProduct& p : products) {
-      MatVec(type, p.w, p.rows, cols, x, p.y, pool);
-      for (int64_t r = 0; p.bias != nullptr && r < p.rows; ++r) p.y[r] += p.bias[r];
-    }
-    if (after != nullptr && !products.empty() && products[0].rows > 0) {
-      (*after)(0, products[0].rows);
-    }
-    return;
   }
   const TypeKernels& kernels = ActiveKernels().For(type);
   Product(type, panels ? kernels.gemm_panels : kernels.gemm, products, cols, x, n_tokens, scratch,

@@ -8,6 +8,7 @@
 // stack buffer outlives them.
 #include "kernels/matvec.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/status.h"
@@ -28,9 +29,14 @@ template <typename Run>
 void RunRows(int64_t rows, size_t row_bytes, ThreadPool* pool, Run& run) {
   if (pool == nullptr || pool->size() == 1 || rows * row_bytes < kMinParallelBytes) {
     run(0, rows);
-  } else {
-    pool->ParallelFor(rows, run);
+    return;
   }
+  // Claimed in chunks of whole 8-row groups (the float tile's decode step),
+  // about eight per thread: with equal shares, a thread the VM slowed held
+  // the other up (TinyLlama f16 decode 16% faster, alternating in one run).
+  const int64_t grain = std::max<int64_t>(1, rows / (8 * pool->size()) / 8) * 8;
+  auto chunk = [&](int /*thread*/, int64_t begin, int64_t end) { run(begin, end); };
+  pool->ParallelForClaimed(rows, grain, chunk);
 }
 
 // The integer-dot path for activation blocks of type Act.

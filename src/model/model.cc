@@ -15,7 +15,9 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path,
   if (!weights.ok()) return weights.status().WithContext(path);
   model->weights_ = std::move(weights).value();
   if (options.repack) {
-    model->panels_ = WeightPanels::Pack(model->weights_, *model->file_, options.n_threads);
+    auto panels = WeightPanels::Pack(model->weights_, *model->file_, options.n_threads);
+    if (!panels.ok()) return panels.status().WithContext(path + ": repacking the weights");
+    model->panels_ = std::move(panels).value();
   }
   model->MakeRopes();
   return model;

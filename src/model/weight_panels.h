@@ -1,6 +1,8 @@
-// Weight matrices repacked once at load into the active kernels' panels
-// (kernels::PackPanels), so that no product repacks them per call; the
-// file's copy of each is then let go from memory (File::ReleasePages).
+// The weight matrices products read, moved once at load into one arena in
+// huge pages: repacked into the active kernels' panels where the kernels
+// offer them (kernels::PackPanels), so that no product repacks them per
+// call, else copied as stored. The file's copy of each is then let go from
+// memory (File::ReleasePages).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/huge_pages.h"
+#include "core/status.h"
 #include "model/weights.h"
 
 namespace h2o {
@@ -15,23 +19,23 @@ namespace gguf {
 class File;
 }
 
-// Owns the repacked bytes; the matrices it packed point into them.
+// Owns the repacked bytes, one arena in huge pages where the kernel gives
+// them (core/huge_pages.h); the matrices it packed point into it.
 class WeightPanels {
  public:
   // Repacks each matrix of w the kernels offer panels for (its type has
-  // them) and points it at its panels. The token embedding only when the
-  // output is tied to it (its rows are then looked up from the panels);
-  // otherwise it stays as stored, read a row at a time. n_threads pack at
-  // once. w's views must point into `file`.
-  static WeightPanels Pack(ModelWeights& w, const gguf::File& file, int n_threads);
+  // them), copies the others, and points each at its new bytes. The token
+  // embedding only when the output is tied to it (its rows are then looked
+  // up from the arena); otherwise it stays in the file, read a row at a
+  // time. n_threads pack at once. w's views must point into `file`. Errors: no memory for the
+  // panels (w is then unchanged).
+  static Result<WeightPanels> Pack(ModelWeights& w, const gguf::File& file, int n_threads);
 
-  size_t matrices() const { return buffers_.size(); }
+  size_t matrices() const { return matrices_; }
 
  private:
-  struct Free {
-    void operator()(uint8_t* p) const;
-  };
-  std::vector<std::unique_ptr<uint8_t[], Free>> buffers_;
+  HugePageBuffer arena_;  // every matrix's panels, one after another
+  size_t matrices_ = 0;
 };
 
 }  // namespace h2o

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -11,8 +12,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-
-#include <unistd.h>
 
 #include "cli_log.h"
 #include "core/atomic_file.h"
@@ -59,8 +58,9 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk, bool
 
 void AddNoRepackFlag(CLI::App& cmd, bool& no_repack) {
   cmd.add_flag("--no-repack", no_repack,
-               "use the file's q8_0 weight rows as they are, not a copy repacked at load for the "
-                "matrix kernels (less private memory, pages shared between processes; slower)");
+               "use the file's weight rows as they are, not a copy made at load (repacked for the "
+               "matrix kernels where they have a layout, in huge pages): less private memory, "
+               "pages shared between processes; slower");
 }
 
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
@@ -112,9 +112,9 @@ void RequireEither(CLI::App& cmd, const std::string& option_a, const std::string
 }
 
 Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
-  H2O_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       Model::Load(flags.model_path, {.repack = !flags.no_repack,
-                                                      .n_threads = ThreadCount(flags)}));
+  H2O_ASSIGN_OR_RETURN(
+      std::unique_ptr<Model> model,
+      Model::Load(flags.model_path, {.repack = !flags.no_repack, .n_threads = ThreadCount(flags)}));
   // A KV type this model's heads cannot hold stops every command here, the
   // server before it listens rather than at each request.
   H2O_ASSIGN_OR_RETURN(const std::vector<KvTypes> kv_types, KvTypeList(flags));
@@ -125,9 +125,10 @@ Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
   const int32_t trained = model->hparams().n_ctx_train;
   // Models with learned positions refuse such a context (Sequence says so).
   if (trained > 0 && flags.n_ctx > trained && model->hparams().spec->rotary()) {
-    Warn("-c {} is beyond the {} tokens the model was trained on: quality past them is not what "
-         "the model was made for",
-         flags.n_ctx, trained);
+    Warn(
+        "-c {} is beyond the {} tokens the model was trained on: quality past them is not what "
+        "the model was made for",
+        flags.n_ctx, trained);
   }
   WarnAboutThreads(flags.n_threads);
   return model;
@@ -136,9 +137,10 @@ Result<std::unique_ptr<Model>> LoadModel(const ModelFlags& flags) {
 void WarnAboutThreads(int32_t n_threads) {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores > 0 && n_threads > static_cast<int32_t>(cores)) {
-    Warn("-t {} is more threads than the {} this machine runs at once: they will take turns, "
-         "which is slower",
-         n_threads, cores);
+    Warn(
+        "-t {} is more threads than the {} this machine runs at once: they will take turns, "
+        "which is slower",
+        n_threads, cores);
   }
 }
 
@@ -202,7 +204,8 @@ void AddKvTypeOptions(CLI::App& cmd, std::string& both, std::string& k, std::str
         "TYPE[,TYPE...]");
     cmd.add_option("--kv-type", both,
                    "KV cache element type(s) of K and V, comma-separated: one run per type "
-                   "(KL against the full cache of the first); from " + list)
+                   "(KL against the full cache of the first); from " +
+                       list)
         ->check(each_type)
         ->capture_default_str();
   } else {
@@ -218,7 +221,8 @@ void AddKvTypeOptions(CLI::App& cmd, std::string& both, std::string& k, std::str
       ->check(kv_types);
 }
 
-Result<KvTypes> KvElementTypes(const std::string& both, const std::string& k, const std::string& v) {
+Result<KvTypes> KvElementTypes(const std::string& both, const std::string& k,
+                               const std::string& v) {
   KvTypes types;
   H2O_ASSIGN_OR_RETURN(types.k, ParseKvRowType(k.empty() ? both : k));
   H2O_ASSIGN_OR_RETURN(types.v, ParseKvRowType(v.empty() ? both : v));

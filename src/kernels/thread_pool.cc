@@ -31,6 +31,8 @@ namespace {
 // loops of one token (norms, RoPE: microseconds), short enough that idle
 // workers on a shared machine give their core back almost at once.
 constexpr std::chrono::microseconds kSpin(50);
+// The first part of it, before any yield.
+constexpr std::chrono::microseconds kPauseOnly(20);
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,12 +40,25 @@ void CpuRelax() {
 #endif
 }
 
-// Polls done() for up to kSpin, pausing and yielding the CPU in between;
+// Polls done() for up to kSpin, pausing (and after kPauseOnly yielding the
+// CPU) in between;
 // returns whether it became true.
 template <typename Done>
 bool SpinUntil(Done done) {
   if (done()) return true;
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + kSpin;
+  // Pausing only, at first: a yield is a system call, and on a VM the
+  // other thread's finish then waits for it to return (a 110M 32-sequence
+  // decode step, ~130 hand-offs, 1.3-3.9% faster with 10-50 us of this,
+  // alternating steps in one run).
+  const auto pause_until = start + kPauseOnly;
+  do {
+    for (int i = 0; i < 16; ++i) {
+      CpuRelax();
+      if (done()) return true;
+    }
+  } while (std::chrono::steady_clock::now() < pause_until);
   for (;;) {
     for (int i = 0; i < 16; ++i) {
       CpuRelax();

@@ -40,7 +40,9 @@ TEST(PopulateForWrite, LeavesTheBytesAroundTheRange) {
   const size_t first = page / 2 + 7, bytes = 3 * page;
   PopulateForWrite(buffer.data() + first, bytes);
   for (size_t i = 0; i < buffer.size(); ++i) {
-    if (i < first || i >= first + bytes) ASSERT_EQ(buffer[i], 0xA5) << "byte " << i;
+    if (i < first || i >= first + bytes) {
+      ASSERT_EQ(buffer[i], 0xA5) << "byte " << i;
+    }
   }
 }
 

@@ -38,10 +38,6 @@ constexpr int64_t kAlign = 64;
 // Chunks of panels per thread in a product (see Product).
 constexpr int64_t kChunksPerThread = 8;
 
-// Weight bytes times tokens below which a product runs on the caller alone
-// (as MatVec's rows below 64 KiB do).
-constexpr size_t kMinPoolBytes = 64 * 1024;
-
 template <typename Act>
 int64_t ActBytes(int64_t cols) {
   return cols / ActKind<Act>::kElems * static_cast<int64_t>(sizeof(Act));

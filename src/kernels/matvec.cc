@@ -21,13 +21,9 @@ namespace {
 
 constexpr int64_t kStackCols = 16384;
 
-// Waking the workers costs microseconds; a matrix this small is done sooner
-// by the caller alone.
-constexpr size_t kMinParallelBytes = 64 * 1024;
-
 template <typename Run>
 void RunRows(int64_t rows, size_t row_bytes, ThreadPool* pool, Run& run) {
-  if (pool == nullptr || pool->size() == 1 || rows * row_bytes < kMinParallelBytes) {
+  if (pool == nullptr || pool->size() == 1 || rows * row_bytes < kMinPoolBytes) {
     run(0, rows);
     return;
   }

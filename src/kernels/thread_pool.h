@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -18,6 +19,11 @@
 #include <vector>
 
 namespace h2o::kernels {
+
+// Bytes of weights (times tokens, for a product of many) below which a
+// product runs on the caller alone: waking the workers costs microseconds,
+// and a matrix this small is done sooner without them.
+inline constexpr size_t kMinPoolBytes = 64 * 1024;
 
 // A non-owning reference to a callable fn(begin, end). Unlike a
 // std::function it never allocates, so a per-token ParallelFor costs no

@@ -27,8 +27,8 @@ class WeightPanels {
   // them), copies the others, and points each at its new bytes. The token
   // embedding only when the output is tied to it (its rows are then looked
   // up from the arena); otherwise it stays in the file, read a row at a
-  // time. n_threads pack at once. w's views must point into `file`. Errors: no memory for the
-  // panels (w is then unchanged).
+  // time. n_threads pack at once. w's views must point into `file`.
+  // Errors: no memory for the panels (w is then unchanged).
   static Result<WeightPanels> Pack(ModelWeights& w, const gguf::File& file, int n_threads);
 
   size_t matrices() const { return matrices_; }

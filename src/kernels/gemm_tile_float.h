@@ -130,21 +130,45 @@ int64_t CallTokens(int64_t left) {
   return left < S::kRN + S::kRN / 2 ? (left + 1) / 2 : S::kRN;
 }
 
-// All n_tokens tokens over the rm rows at w (calls of CallTokens), the next
-// panel hinted along the way. first: the rows come from memory unhinted.
+// The calls of a sweep over n_tokens tokens (CallTokens from the first
+// token on), in order or reversed: call i covers tokens [Start(i), Start(i + 1)).
+template <typename S>
+struct SweepCalls {
+  explicit SweepCalls(int64_t n_tokens) : n_tokens(n_tokens) {
+    // Leading calls of S::kRN tokens: while at least 1.5 calls' tokens are left.
+    constexpr int64_t kSplitAt = S::kRN + S::kRN / 2;
+    full = n_tokens >= kSplitAt ? (n_tokens - kSplitAt) / S::kRN + 1 : 0;
+    const int64_t left = n_tokens - full * S::kRN;
+    split = left > 0 ? left - CallTokens<S>(left) : 0;  // second tail call's tokens
+    count = full + (left > 0 ? 1 : 0) + (split > 0 ? 1 : 0);
+  }
+  int64_t Start(int64_t i) const {
+    if (i <= full) return i * S::kRN;
+    return i == count ? n_tokens : n_tokens - split;
+  }
+  int64_t n_tokens, full, split, count;
+};
+
+// All n_tokens tokens over the rm rows at w (calls of CallTokens, last to
+// first when `reversed`), the next panel hinted along the way. first: the
+// rows come from memory unhinted.
 template <typename S, typename W>
 void SweepPanel(const uint8_t* w, size_t row_bytes, int64_t rm, const float* x, int64_t n_tokens,
-                int64_t cols, float* y, int64_t ldy, const NextPanel& next, bool first) {
+                int64_t cols, float* y, int64_t ldy, const NextPanel& next, bool first,
+                bool reversed) {
   static constexpr FloatKernels<S, W, S::kRM, S::kRN, true> kFirst;
   static constexpr FloatKernels<S, W, S::kRM, S::kRN, false> kRest;
+  const SweepCalls<S> calls(n_tokens);
   int64_t hinted = 0;
-  for (int64_t t = 0, rn = 0; t < n_tokens; t += rn) {
-    rn = CallTokens<S>(n_tokens - t);
+  for (int64_t done = 0; done < calls.count; ++done) {
+    const int64_t i = reversed ? calls.count - 1 - done : done;
+    const int64_t t = calls.Start(i), rn = calls.Start(i + 1) - t;
     const int64_t call_lines =
         next.n_lines - hinted < next.per_call ? next.n_lines - hinted : next.per_call;
     const FloatHints hints{next.at + hinted * 64, call_lines};
     hinted += call_lines;
-    const FloatMicroFn fn = t == 0 && first ? kFirst.fn[rm - 1][rn - 1] : kRest.fn[rm - 1][rn - 1];
+    const FloatMicroFn fn =
+        done == 0 && first ? kFirst.fn[rm - 1][rn - 1] : kRest.fn[rm - 1][rn - 1];
     fn(w, row_bytes, x + t * cols, cols, y + t * ldy, ldy, hints);
   }
 }
@@ -158,13 +182,19 @@ void SweepPanel(const uint8_t* w, size_t row_bytes, int64_t rm, const float* x, 
 // 32-sequence 110M f16 decode step for 6 of its 32 tokens). Spread evenly
 // over a panel's calls instead, the last lines arrived just as the next
 // panel began: 3-7% slower at 32 tokens with the weights in DRAM (f16,
-// alternating in one run), the same at 512. One token (MatVec) takes
-// S::kDecodeRows rows at a time instead: more independent accumulators and
-// memory streams. The first group reads its rows kPrefetchBytes ahead; each
-// group hints the next one's rows in order, as many lines per step as it
-// reads itself (rows ahead of a row's own end are the next rows of the
-// same group, so hinting within rows left each group's start waiting on
-// memory: 110M f16 single-sequence decode 27-30% faster this way,
+// alternating in one run), the same at 512. Panels alternate the direction
+// of their sweep, so that a panel's first call, whose rows come from L2 or
+// memory, runs on the tokens whose activations the previous panel's last
+// call left in L1: 32 tokens' f32 activations (96 KiB at 768 columns) do
+// not fit L1, and a first call loading both its rows and its activations
+// from L2 ran at half the rate of the calls after it (32-sequence 110M f16
+// decode 12-17% faster this way, alternating in one run; pp512 the same;
+// the q8 tiles, whose activations fit L1, gained nothing from it). One
+// token (MatVec) takes S::kDecodeRows rows at a time instead: more
+// independent accumulators and memory streams. The first group reads its rows kPrefetchBytes ahead;
+// each group hints the next one's rows in order, as many lines per step as it reads itself (rows
+// ahead of a row's own end are the next rows of the same group, so hinting within rows left each
+// group's start waiting on memory: 110M f16 single-sequence decode 27-30% faster this way,
 // TinyLlama f16 1-17%, alternating in one run).
 template <typename S, typename W>
 void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
@@ -183,7 +213,7 @@ void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, i
     }
     return;
   }
-  const int64_t n_calls = (n_tokens + S::kRN - 1) / S::kRN;
+  const int64_t n_calls = SweepCalls<S>(n_tokens).count;
   // Lines one call can hint: two per full k step.
   const int64_t call_capacity = cols / S::kLanes * kHintsPerStep;
   bool hinted_before = false;
@@ -195,7 +225,7 @@ void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, i
     const NextPanel next{reinterpret_cast<const char*>(base + (r + rm) * row_bytes), next_lines,
                          call_capacity};
     SweepPanel<S, W>(base + r * row_bytes, row_bytes, rm, xf, n_tokens, cols, y + r, ldy, next,
-                     !hinted_before);
+                     !hinted_before, (r / S::kRM) % 2 == 1);
     hinted_before = next.per_call * n_calls >= next_lines;
   }
 }

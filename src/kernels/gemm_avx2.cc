@@ -28,24 +28,8 @@ struct Avx2 {
   static V LoadX(const float* p) { return _mm256_loadu_ps(p); }
   static V LoadXTail(const float* p, int64_t n) { return LoadTail(p, n); }
 
-  // sums[i] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) of acc[i]
-  // (lanes a0..a7): per group of eight accumulators, four hadds pair the
-  // lanes, two more pair the pairs (low 128 bits: lanes 0-3 of each, high:
-  // 4-7), and one add joins the halves.
-  template <int N>
-  static void Reduce(const V* acc, float* sums) {
-    for (int base = 0; base < N; base += 8) {
-      V a[8];
-      for (int i = 0; i < 8; ++i) a[i] = base + i < N ? acc[base + i] : Zero();
-      const V q0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-      const V q1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
-      const V s =
-          _mm256_add_ps(_mm256_permute2f128_ps(q0, q1, 0x20), _mm256_permute2f128_ps(q0, q1, 0x31));
-      alignas(32) float out[8];
-      _mm256_store_ps(out, s);
-      for (int i = 0; i < 8 && base + i < N; ++i) sums[base + i] = out[i];
-    }
-  }
+  // The tree (ReduceInEights) starts from the eight lanes as they are.
+  static __m256 Eight(V a) { return a; }
 };
 
 // n < 8 halves through a zero-padded copy (no masked 16-bit loads in AVX2).

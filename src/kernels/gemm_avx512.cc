@@ -28,25 +28,10 @@ struct Avx512 {
   static V LoadX(const float* p) { return _mm512_loadu_ps(p); }
   static V LoadXTail(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(TailMask(n), p); }
 
-  // sums[i] = the AVX2 tree's sum of b_l = a_l + a_{l+8} (l < 8) for acc[i]:
-  // the halves are added first, then as in gemm_avx2.cc.
-  template <int N>
-  static void Reduce(const V* acc, float* sums) {
-    for (int base = 0; base < N; base += 8) {
-      __m256 a[8];
-      for (int i = 0; i < 8; ++i) {
-        a[i] = base + i < N ? _mm256_add_ps(_mm512_castps512_ps256(acc[base + i]),
-                                            _mm512_extractf32x8_ps(acc[base + i], 1))
-                            : _mm256_setzero_ps();
-      }
-      const __m256 q0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-      const __m256 q1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
-      const __m256 s =
-          _mm256_add_ps(_mm256_permute2f128_ps(q0, q1, 0x20), _mm256_permute2f128_ps(q0, q1, 0x31));
-      alignas(32) float out[8];
-      _mm256_store_ps(out, s);
-      for (int i = 0; i < 8 && base + i < N; ++i) sums[base + i] = out[i];
-    }
+  // The eight lanes the AVX2 tile's tree (ReduceInEights) starts from:
+  // b_l = a_l + a_{l+8}.
+  static __m256 Eight(V a) {
+    return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
   }
 };
 

@@ -5,7 +5,7 @@
 // Order of operations, the same for every (row, token) pair whatever the
 // tile shape: one vector accumulator, lane l taking the elements k with
 // k % S::kLanes == l by FMA in increasing k (the last partial vector loaded
-// with zeros past the end), then S::Reduce's fixed tree. So a product with
+// with zeros past the end), then ReduceInEights' fixed tree. So a product with
 // one token (MatVec) and one with many (MatMul) agree bit for bit.
 //
 // Blocking: RM rows x RN tokens of accumulators, so one k step loads RM
@@ -14,6 +14,8 @@
 // f32 in the register they are loaded into (exact; widening each panel
 // once into scratch instead measured slower, 110M shape, 32 tokens).
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +40,43 @@ struct FloatHints {
   int64_t n_lines = 0;
 };
 
+// f(std::integral_constant<int, i>{}) for i in [0, N): indices that are
+// constants before any loop is unrolled, so that GCC keeps an array of
+// accumulators indexed by them in registers from start to end (with loops,
+// it stored them to the stack at every loop's exit and zeroed them there).
+template <int N, int I = 0, typename F>
+[[gnu::always_inline]] inline void ForEach(F&& f) {
+  if constexpr (I < N) {
+    f(std::integral_constant<int, I>{});
+    ForEach<N, I + 1>(f);
+  }
+}
+
+// The fixed tree: each accumulator's S::Eight lanes b0..b7 summed as
+// ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7)), eight accumulators at
+// a time (four hadds pair the lanes, two more pair the pairs, the low 128
+// bits holding lanes 0-3 of each and the high 4-7, and one add joins the
+// halves); sink(base, s) takes the sums of acc[base]..acc[base + 7] (zeros
+// past N).
+template <typename S, int N, typename Sink>
+[[gnu::always_inline]] inline void ReduceInEights(const typename S::V (&acc)[N], Sink&& sink) {
+  ForEach<(N + 7) / 8>([&](auto group) [[gnu::always_inline]] {
+    constexpr int base = 8 * group;
+    __m256 a[8];
+    ForEach<8>([&](auto i) [[gnu::always_inline]] {
+      if constexpr (base + i < N) {
+        a[i] = S::Eight(acc[base + i]);
+      } else {
+        a[i] = _mm256_setzero_ps();
+      }
+    });
+    const __m256 q0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    const __m256 q1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    sink(base,
+         _mm256_add_ps(_mm256_permute2f128_ps(q0, q1, 0x20), _mm256_permute2f128_ps(q0, q1, 0x31)));
+  });
+}
+
 // One k step: RM weight vectors at k against RN token vectors.
 template <typename S, typename W, int RM, int RN, bool kPrefetch>
 [[gnu::always_inline]] inline void FloatStep(const typename W::Elem* const (&rows)[RM],
@@ -46,14 +85,16 @@ template <typename S, typename W, int RM, int RN, bool kPrefetch>
   using V = typename S::V;
   constexpr int64_t L = S::kLanes;
   V wv[RM];
-  for (int r = 0; r < RM; ++r) {
+  ForEach<RM>([&](auto r) [[gnu::always_inline]] {
     if constexpr (kPrefetch) PrefetchAhead(rows[r] + k, L * sizeof(typename W::Elem));
     wv[r] = W::Load(rows[r] + k);
-  }
-  for (int t = 0; t < RN; ++t) {
+  });
+  ForEach<RN>([&](auto t) [[gnu::always_inline]] {
     const V xv = S::LoadX(x + t * cols + k);
-    for (int r = 0; r < RM; ++r) acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
-  }
+    ForEach<RM>([&](auto r) [[gnu::always_inline]] {
+      acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
+    });
+  });
 }
 
 // y[t * ldy + r] for the RM rows at w (row_bytes apart) and RN tokens at
@@ -69,7 +110,7 @@ void FloatMicro(const uint8_t* w, size_t row_bytes, const float* x, int64_t cols
   const Elem* rows[RM];
   for (int r = 0; r < RM; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * row_bytes);
   V acc[RM * RN];
-  for (int i = 0; i < RM * RN; ++i) acc[i] = S::Zero();
+  ForEach<RM * RN>([&](auto i) [[gnu::always_inline]] { acc[i] = S::Zero(); });
   int64_t k = 0;
   constexpr int64_t kPerStep = HintsPerStep(RM);
   for (int64_t line = 0; line < hints.n_lines && k + L <= cols; line += kPerStep, k += L) {
@@ -79,17 +120,31 @@ void FloatMicro(const uint8_t* w, size_t row_bytes, const float* x, int64_t cols
   for (; k + L <= cols; k += L) FloatStep<S, W, RM, RN, kPrefetch>(rows, x, cols, k, acc);
   if (k < cols) {
     V wv[RM];
-    for (int r = 0; r < RM; ++r) wv[r] = W::LoadTail(rows[r] + k, cols - k);
-    for (int t = 0; t < RN; ++t) {
+    ForEach<RM>([&](auto r) [[gnu::always_inline]] { wv[r] = W::LoadTail(rows[r] + k, cols - k); });
+    ForEach<RN>([&](auto t) [[gnu::always_inline]] {
       const V xv = S::LoadXTail(x + t * cols + k, cols - k);
-      for (int r = 0; r < RM; ++r) acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
+      ForEach<RM>([&](auto r) [[gnu::always_inline]] {
+        acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
+      });
+    });
+  }
+  // Sums i = t * RM + r, eight at a time, to y[t * ldy + r]: whole vectors
+  // where eight sums are one token's rows (decode's groups of 8) or two
+  // tokens' four (the AVX-512 tile), through memory where they are not.
+  ReduceInEights<S>(acc, [y, ldy](int base, __m256 s) [[gnu::always_inline]] {
+    if constexpr (RM % 8 == 0) {
+      _mm256_storeu_ps(y + base / RM * ldy + base % RM, s);
+    } else if constexpr (RM == 4) {
+      _mm_storeu_ps(y + base / 4 * ldy, _mm256_castps256_ps128(s));
+      if (base + 4 < RM * RN) _mm_storeu_ps(y + (base / 4 + 1) * ldy, _mm256_extractf128_ps(s, 1));
+    } else {
+      alignas(32) float sums[8];
+      _mm256_store_ps(sums, s);
+      for (int i = 0; i < 8 && base + i < RM * RN; ++i) {
+        y[(base + i) / RM * ldy + (base + i) % RM] = sums[i];
+      }
     }
-  }
-  float sums[RM * RN];
-  S::template Reduce<RM * RN>(acc, sums);
-  for (int t = 0; t < RN; ++t) {
-    for (int r = 0; r < RM; ++r) y[t * ldy + r] = sums[t * RM + r];
-  }
+  });
 }
 
 using FloatMicroFn = void (*)(const uint8_t*, size_t, const float*, int64_t, float*, int64_t,

@@ -9,7 +9,7 @@
 
 namespace h2o {
 
-Result<HugePageBuffer> HugePageBuffer::Allocate(size_t bytes) {
+Result<HugePageBuffer> HugePageBuffer::Allocate(size_t bytes, bool advise) {
   H2O_CHECK(bytes > 0);
   const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   // One huge page more, to start on a boundary.
@@ -29,9 +29,16 @@ Result<HugePageBuffer> HugePageBuffer::Allocate(size_t bytes) {
   b.size_ = bytes;
 #ifdef MADV_HUGEPAGE
   // Only asked for: THP may be off, or memory too fragmented for it.
-  (void)madvise(b.data_, rounded, MADV_HUGEPAGE);
+  if (advise) (void)madvise(b.data_, rounded, MADV_HUGEPAGE);
 #endif
   return b;
+}
+
+void HugePageBuffer::AdviseWholePages() const {
+#ifdef MADV_HUGEPAGE
+  const size_t whole = size_ / kHugePageBytes * kHugePageBytes;
+  if (whole > 0) (void)madvise(data_, whole, MADV_HUGEPAGE);
+#endif
 }
 
 HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept { *this = std::move(other); }

@@ -15,9 +15,10 @@ namespace h2o {
 
 class HugePageBuffer {
  public:
-  // `bytes` (> 0) of zeroed memory starting on a 2 MiB boundary. Errors:
-  // the mapping fails (one line).
-  static Result<HugePageBuffer> Allocate(size_t bytes);
+  // `bytes` (> 0) of zeroed memory starting on a 2 MiB boundary, all of it
+  // asked to be in huge pages, or (advise false) none of it until
+  // AdviseWholePages. Errors: the mapping fails (one line).
+  static Result<HugePageBuffer> Allocate(size_t bytes, bool advise = true);
 
   HugePageBuffer() = default;
   HugePageBuffer(HugePageBuffer&& other) noexcept;
@@ -25,6 +26,11 @@ class HugePageBuffer {
   HugePageBuffer(const HugePageBuffer&) = delete;
   HugePageBuffer& operator=(const HugePageBuffer&) = delete;
   ~HugePageBuffer();
+
+  // Asks for huge pages for the whole 2 MiB pages within the buffer's own
+  // bytes, not the last partial one: memory populated afterwards costs no
+  // more than its bytes (what a KV cache reserves at admission).
+  void AdviseWholePages() const;
 
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "core/resident_memory.h"
@@ -66,12 +67,23 @@ KvCache::KvCache(const KvCacheConfig& config, std::unique_ptr<EvictionPolicy> po
       k_row_bytes_((CheckedTokenBytes(config), RowBytes(config.types.k, config.head_dim))),
       v_row_bytes_(RowBytes(config.types.v, config.head_dim)),
       layout_(Layout(config)),
-      spill_slots_(config.spill_slots()),
-      k_(layout_.back().row * k_row_bytes_),
-      v_(layout_.back().row * v_row_bytes_),
-      k_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * k_row_bytes_),
-      v_spill_(static_cast<size_t>(config.n_head_kv) * spill_slots_ * v_row_bytes_) {
+      spill_slots_(config.spill_slots()) {
   H2O_CHECK(policy_ != nullptr);
+  const size_t sizes[] = {layout_.back().row * k_row_bytes_, layout_.back().row * v_row_bytes_,
+                          static_cast<size_t>(config.n_head_kv) * spill_slots_ * k_row_bytes_,
+                          static_cast<size_t>(config.n_head_kv) * spill_slots_ * v_row_bytes_};
+  auto mapped =
+      HugePageBuffer::Allocate(std::max<size_t>(1, sizes[0] + sizes[1] + sizes[2] + sizes[3]),
+                               /*advise=*/false);
+  // As the operator new it replaces would.
+  if (!mapped.ok()) throw std::bad_alloc();
+  rows_ = std::move(mapped).value();
+  uint8_t* next = rows_.data();
+  size_t i = 0;
+  for (uint8_t** rows : {&k_, &v_, &k_spill_, &v_spill_}) {
+    *rows = next;
+    next += sizes[i++];
+  }
   const size_t n_heads = static_cast<size_t>(config.n_layer) * config.n_head_kv;
   const LayerStart& totals = layout_.back();
   pos_.assign(totals.slot, kFreeSlot);
@@ -96,13 +108,13 @@ size_t KvCache::ScoredIndex(int32_t layer, int32_t head, int32_t slot) const {
   return layout_[layer].scored + static_cast<size_t>(head) * config_.layer_capacity(layer) + slot;
 }
 
-uint8_t* KvCache::RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes,
-                        int32_t layer, int32_t head, int32_t slot) {
+uint8_t* KvCache::RowIn(uint8_t* home, uint8_t* spill, size_t row_bytes, int32_t layer,
+                        int32_t head, int32_t slot) {
   const int32_t budget = config_.layer_budget(layer);
   if (slot < budget) {
-    return &home[(layout_[layer].row + static_cast<size_t>(head) * budget + slot) * row_bytes];
+    return home + (layout_[layer].row + static_cast<size_t>(head) * budget + slot) * row_bytes;
   }
-  return &spill[(static_cast<size_t>(head) * spill_slots_ + slot - budget) * row_bytes];
+  return spill + (static_cast<size_t>(head) * spill_slots_ + slot - budget) * row_bytes;
 }
 
 uint8_t* KvCache::KRow(int32_t layer, int32_t head, int32_t slot) {
@@ -159,10 +171,10 @@ KvHeadView KvCache::View(int32_t layer, int32_t head) const {
   const size_t home_first = layout_[layer].row + static_cast<size_t>(head) * budget;
   const size_t spill_first = static_cast<size_t>(head) * spill_slots_;
   KvHeadView view;
-  view.k = k_.data() + home_first * k_row_bytes_;
-  view.v = v_.data() + home_first * v_row_bytes_;
-  view.k_spill = k_spill_.data() + spill_first * k_row_bytes_;
-  view.v_spill = v_spill_.data() + spill_first * v_row_bytes_;
+  view.k = k_ + home_first * k_row_bytes_;
+  view.v = v_ + home_first * v_row_bytes_;
+  view.k_spill = k_spill_ + spill_first * k_row_bytes_;
+  view.v_spill = v_spill_ + spill_first * v_row_bytes_;
   view.pos = &pos_[SlotIndex(layer, head, 0)];
   view.n_slots = high_water_[HeadIndex(layer, head)];
   view.n_home = budget;
@@ -293,9 +305,11 @@ void KvCache::Clear() {
 void KvCache::CommitRows() {
   // PopulateForWrite may leave its range's bytes unspecified.
   H2O_CHECK(std::all_of(high_water_.begin(), high_water_.end(), [](int32_t h) { return h == 0; }));
-  for (UninitializedRows* rows : {&k_, &v_, &k_spill_, &v_spill_}) {
-    PopulateForWrite(rows->data(), rows->size());
-  }
+  // Huge pages where whole ones fit: a batched decode step reads every
+  // sequence's rows at every layer, a page each few heads, so in 4 KiB
+  // pages most reads missed the TLB.
+  rows_.AdviseWholePages();
+  PopulateForWrite(rows_.data(), rows_.size());
 }
 
 void KvCache::CopyFrom(const KvCache& other) {

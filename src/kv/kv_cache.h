@@ -38,6 +38,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "core/tensor_type.h"
 #include "kernels/attention.h"
 #include "kv/kv_policy.h"
@@ -204,26 +205,13 @@ class KvCache {
   void EvictBelowWindow(int32_t layer, int32_t head, FreedSlots& freed);
   // The K (V) row of a slot: in the (layer, head)'s own rows below the
   // budget, in the head's spill area from there on.
-  // Bytes left uninitialized, so the OS backs a page only when a row in it
-  // is first written: a full cache for a long declared context (Llama 3's
-  // 131072 tokens) costs memory as tokens arrive, not all at start-up. Only
-  // written rows are ever read.
-  class UninitializedRows {
-   public:
-    explicit UninitializedRows(size_t n) : data_(new uint8_t[n]), size_(n) {}
-    uint8_t& operator[](size_t i) { return data_[i]; }
-    const uint8_t& operator[](size_t i) const { return data_[i]; }
-    uint8_t* data() { return data_.get(); }
-    const uint8_t* data() const { return data_.get(); }
-    size_t size() const { return size_; }
-
-   private:
-    std::unique_ptr<uint8_t[]> data_;
-    size_t size_;
-  };
-
-  uint8_t* RowIn(UninitializedRows& home, UninitializedRows& spill, size_t row_bytes, int32_t layer,
-                 int32_t head, int32_t slot);
+  // The four arrays of rows share one mapping (rows_), left unwritten, so
+  // the OS backs a page only when a row in it is first written: a full
+  // cache for a long declared context (Llama 3's 131072 tokens) costs
+  // memory as tokens arrive, not all at start-up. Only written rows are
+  // ever read.
+  uint8_t* RowIn(uint8_t* home, uint8_t* spill, size_t row_bytes, int32_t layer, int32_t head,
+                 int32_t slot);
   uint8_t* KRow(int32_t layer, int32_t head, int32_t slot);
   uint8_t* VRow(int32_t layer, int32_t head, int32_t slot);
   void MoveSpillHome(int32_t layer, int32_t head, FreedSlots& freed);
@@ -235,10 +223,11 @@ class KvCache {
   std::vector<LayerStart> layout_;  // [n_layer + 1]
   int32_t spill_slots_;             // config_.spill_slots()
 
-  UninitializedRows k_;        // per layer: [n_head_kv][layer budget][head_dim]
-  UninitializedRows v_;        // per layer: [n_head_kv][layer budget][head_dim]
-  UninitializedRows k_spill_;  // [n_head_kv][spill_slots][head_dim]
-  UninitializedRows v_spill_;  // [n_head_kv][spill_slots][head_dim]
+  HugePageBuffer rows_;         // k_, v_, k_spill_ and v_spill_, one after another
+  uint8_t* k_ = nullptr;        // per layer: [n_head_kv][layer budget][head_dim]
+  uint8_t* v_ = nullptr;        // per layer: [n_head_kv][layer budget][head_dim]
+  uint8_t* k_spill_ = nullptr;  // [n_head_kv][spill_slots][head_dim]
+  uint8_t* v_spill_ = nullptr;  // [n_head_kv][spill_slots][head_dim]
   // Per KV head, the layer whose tokens are in its spill, or -1.
   std::vector<int32_t> spill_layer_;  // [n_head_kv]
   std::vector<int32_t> pos_;          // per layer: [n_head_kv][layer capacity]

@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
+
+#include "core/resident_memory.h"
 
 namespace h2o {
 namespace {
@@ -38,6 +43,46 @@ TEST(HugePageBuffer, MovesOwnership) {
   EXPECT_EQ(c.data(), data);
   EXPECT_EQ(b.data(), nullptr);
   EXPECT_EQ(b.size(), 0u);
+}
+
+// Rss and AnonHugePages (bytes) of the mapping of this process that holds
+// `address`, from /proc/self/smaps; {-1, -1} where there is none to read.
+std::pair<int64_t, int64_t> ResidentOfMapping(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  int64_t rss = -1, huge = -1;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream fields(line);
+    if (fields >> std::hex >> begin >> dash >> end && dash == '-') {
+      if (inside) break;
+      inside = begin <= at && at < end;
+      continue;
+    }
+    if (!inside) continue;
+    std::string key;
+    int64_t kib = 0;
+    std::istringstream(line) >> key >> kib;
+    if (key == "Rss:") rss = kib * 1024;
+    if (key == "AnonHugePages:") huge = kib * 1024;
+  }
+  return {rss, huge};
+}
+
+TEST(HugePageBuffer, AdvisedLaterHoldsNoMoreThanItsBytes) {
+  // Two whole huge pages and half of a third: populated, the half must stay
+  // in small pages (a huge page there would hold a MiB past the buffer).
+  const size_t bytes = HugePageBuffer::kHugePageBytes * 5 / 2;
+  auto b = HugePageBuffer::Allocate(bytes, /*advise=*/false);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  b->AdviseWholePages();
+  PopulateForWrite(b->data(), b->size());
+  const auto [rss, huge] = ResidentOfMapping(b->data());
+  if (rss < 0) GTEST_SKIP() << "no /proc/self/smaps";
+  EXPECT_LE(rss, static_cast<int64_t>(bytes));
+  EXPECT_LE(huge, static_cast<int64_t>(2 * HugePageBuffer::kHugePageBytes));
 }
 
 }  // namespace

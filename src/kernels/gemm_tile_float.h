@@ -63,10 +63,10 @@ template <int N, int I = 0, typename F>
 // past N).
 template <typename S, int N, typename Sink>
 [[gnu::always_inline]] inline void ReduceInEights(const typename S::V (&acc)[N], Sink&& sink) {
-  ForEach<(N + 7) / 8>([&](auto group) [[gnu::always_inline]] {
+  ForEach<(N + 7) / 8>([&](auto group) __attribute__((always_inline)) {
     constexpr int base = 8 * group;
     __m256 a[8];
-    ForEach<8>([&](auto i) [[gnu::always_inline]] {
+    ForEach<8>([&](auto i) __attribute__((always_inline)) {
       if constexpr (base + i < N) {
         a[i] = S::Eight(acc[base + i]);
       } else {
@@ -88,13 +88,13 @@ template <typename S, typename W, int RM, int RN, bool kPrefetch>
   using V = typename S::V;
   constexpr int64_t L = S::kLanes;
   V wv[RM];
-  ForEach<RM>([&](auto r) [[gnu::always_inline]] {
+  ForEach<RM>([&](auto r) __attribute__((always_inline)) {
     if constexpr (kPrefetch) PrefetchAhead(rows[r] + k, L * sizeof(typename W::Elem));
     wv[r] = W::Load(rows[r] + k);
   });
-  ForEach<RN>([&](auto t) [[gnu::always_inline]] {
+  ForEach<RN>([&](auto t) __attribute__((always_inline)) {
     const V xv = S::LoadX(x + t * cols + k);
-    ForEach<RM>([&](auto r) [[gnu::always_inline]] {
+    ForEach<RM>([&](auto r) __attribute__((always_inline)) {
       acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
     });
   });
@@ -113,7 +113,7 @@ void FloatMicro(const uint8_t* w, size_t row_bytes, const float* x, int64_t cols
   const Elem* rows[RM];
   for (int r = 0; r < RM; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * row_bytes);
   V acc[RM * RN];
-  ForEach<RM * RN>([&](auto i) [[gnu::always_inline]] { acc[i] = S::Zero(); });
+  ForEach<RM * RN>([&](auto i) __attribute__((always_inline)) { acc[i] = S::Zero(); });
   int64_t k = 0;
   constexpr int64_t kPerStep = HintsPerStep(RM);
   for (int64_t line = 0; line < hints.n_lines && k + L <= cols; line += kPerStep, k += L) {
@@ -123,10 +123,11 @@ void FloatMicro(const uint8_t* w, size_t row_bytes, const float* x, int64_t cols
   for (; k + L <= cols; k += L) FloatStep<S, W, RM, RN, kPrefetch>(rows, x, cols, k, acc);
   if (k < cols) {
     V wv[RM];
-    ForEach<RM>([&](auto r) [[gnu::always_inline]] { wv[r] = W::LoadTail(rows[r] + k, cols - k); });
-    ForEach<RN>([&](auto t) [[gnu::always_inline]] {
+    ForEach<RM>([&](auto r)
+                    __attribute__((always_inline)) { wv[r] = W::LoadTail(rows[r] + k, cols - k); });
+    ForEach<RN>([&](auto t) __attribute__((always_inline)) {
       const V xv = S::LoadXTail(x + t * cols + k, cols - k);
-      ForEach<RM>([&](auto r) [[gnu::always_inline]] {
+      ForEach<RM>([&](auto r) __attribute__((always_inline)) {
         acc[t * RM + r] = S::Fma(wv[r], xv, acc[t * RM + r]);
       });
     });
@@ -134,20 +135,22 @@ void FloatMicro(const uint8_t* w, size_t row_bytes, const float* x, int64_t cols
   // Sums i = t * RM + r, eight at a time, to y[t * ldy + r]: whole vectors
   // where eight sums are one token's rows (decode's groups of 8) or two
   // tokens' four (the AVX-512 tile), through memory where they are not.
-  ReduceInEights<S>(acc, [y, ldy](int base, __m256 s) [[gnu::always_inline]] {
-    if constexpr (RM % 8 == 0) {
-      _mm256_storeu_ps(y + base / RM * ldy + base % RM, s);
-    } else if constexpr (RM == 4) {
-      _mm_storeu_ps(y + base / 4 * ldy, _mm256_castps256_ps128(s));
-      if (base + 4 < RM * RN) _mm_storeu_ps(y + (base / 4 + 1) * ldy, _mm256_extractf128_ps(s, 1));
-    } else {
-      alignas(32) float sums[8];
-      _mm256_store_ps(sums, s);
-      for (int i = 0; i < 8 && base + i < RM * RN; ++i) {
-        y[(base + i) / RM * ldy + (base + i) % RM] = sums[i];
-      }
-    }
-  });
+  ReduceInEights<S>(
+      acc, [ y, ldy ](int base, __m256 s) __attribute__((always_inline)) {
+        if constexpr (RM % 8 == 0) {
+          _mm256_storeu_ps(y + base / RM * ldy + base % RM, s);
+        } else if constexpr (RM == 4) {
+          _mm_storeu_ps(y + base / 4 * ldy, _mm256_castps256_ps128(s));
+          if (base + 4 < RM * RN)
+            _mm_storeu_ps(y + (base / 4 + 1) * ldy, _mm256_extractf128_ps(s, 1));
+        } else {
+          alignas(32) float sums[8];
+          _mm256_store_ps(sums, s);
+          for (int i = 0; i < 8 && base + i < RM * RN; ++i) {
+            y[(base + i) / RM * ldy + (base + i) % RM] = sums[i];
+          }
+        }
+      });
 }
 
 using FloatMicroFn = void (*)(const uint8_t*, size_t, const float*, int64_t, float*, int64_t,

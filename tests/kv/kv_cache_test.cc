@@ -339,13 +339,20 @@ TEST(KvCache, CommittedRowsTakeNoPageFaults) {
   c.budget = c.capacity = 8192;
   c.types = {TensorType::kF16, TensorType::kF16};
   const int32_t n_tokens = 512;
+  long lazy_faults = 0;
   {
     KvCache lazy(c, std::make_unique<FullPolicy>(c.budget));
-    EXPECT_GT(FaultsWhileAppending(lazy, n_tokens), 0);
+    lazy_faults = FaultsWhileAppending(lazy, n_tokens);
   }
+  // 512 tokens' rows are 16 pages in each of the 64 (layer, head, K or V)
+  // arrays.
+  EXPECT_GE(lazy_faults, 1000);
   KvCache committed(c, std::make_unique<FullPolicy>(c.budget));
   committed.CommitRows();
-  EXPECT_EQ(FaultsWhileAppending(committed, n_tokens), 0);
+  // Not exactly none: while another process compacts memory for huge
+  // pages, the kernel may move one of ours, and its next write faults (a
+  // CI run under ctest -j2 saw one).
+  EXPECT_LE(FaultsWhileAppending(committed, n_tokens), lazy_faults / 100);
   // The rows hold what was appended.
   const KvHeadView v = committed.View(3, 7);
   EXPECT_EQ(v.pos[n_tokens - 1], n_tokens - 1);

@@ -5,8 +5,8 @@
 // Order of operations, the same for every (row, token) pair whatever the
 // tile shape: one vector accumulator, lane l taking the elements k with
 // k % S::kLanes == l by FMA in increasing k (the last partial vector loaded
-// with zeros past the end), then ReduceInEights' fixed tree. So a product with
-// one token (MatVec) and one with many (MatMul) agree bit for bit.
+// with zeros past the end), then ReduceInEights' fixed tree. So a product
+// with one token (MatVec) and one with many (MatMul) agree bit for bit.
 //
 // Blocking: RM rows x RN tokens of accumulators, so one k step loads RM
 // weight vectors and RN activation vectors for RM * RN FMAs (a plain dot
@@ -252,11 +252,12 @@ void SweepPanel(const uint8_t* w, size_t row_bytes, int64_t rm, const float* x, 
 // decode 12-17% faster this way, alternating in one run; pp512 the same;
 // the q8 tiles, whose activations fit L1, gained nothing from it). One
 // token (MatVec) takes S::kDecodeRows rows at a time instead: more
-// independent accumulators and memory streams. The first group reads its rows kPrefetchBytes ahead;
-// each group hints the next one's rows in order, as many lines per step as it reads itself (rows
-// ahead of a row's own end are the next rows of the same group, so hinting within rows left each
-// group's start waiting on memory: 110M f16 single-sequence decode 27-30% faster this way,
-// TinyLlama f16 1-17%, alternating in one run).
+// independent accumulators and memory streams. The first group reads its
+// rows kPrefetchBytes ahead; each group hints the next one's rows in order,
+// as many lines per step as it reads itself (rows ahead of a row's own end
+// are the next rows of the same group, so hinting within rows left each
+// group's start waiting on memory: 110M f16 single-sequence decode 27-30%
+// faster this way, TinyLlama f16 1-17%, alternating in one run).
 template <typename S, typename W>
 void FloatTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
                int64_t cols, float* y, int64_t ldy, void* /*scratch*/) {

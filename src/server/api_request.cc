@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,24 @@ std::optional<ApiError> ReadBool(const json& j, const char* key, bool& value) {
   return std::nullopt;
 }
 
+// Token ids, or an error naming `what`.
+std::optional<ApiError> ReadIds(const json& list, CompletionParams& out) {
+  out.prompt_ids.reserve(list.size());
+  for (const json& id : list) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+      return Bad("prompt",
+                 "'prompt' must be a string or an array of token ids (non-negative integers)");
+    }
+    out.prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  out.prompt_is_ids = true;
+  return std::nullopt;
+}
+
+// One prompt, in one of OpenAI's shapes: "text", ["text"], [ids...] or
+// [[ids...]]. A list of several prompts (a batch) is not supported, and
+// nothing nests deeper: read by looking at most two levels down.
 std::optional<ApiError> ReadPrompt(const json& j, CompletionParams& out) {
   if (!j.contains("prompt")) return Bad("prompt", "'prompt' is required");
   const json& p = j["prompt"];
@@ -57,26 +76,20 @@ std::optional<ApiError> ReadPrompt(const json& j, CompletionParams& out) {
     out.prompt_text = p.get<std::string>();
     return std::nullopt;
   }
-  // One prompt only: ["text"] or [ids...]; a list of prompts (a batch) is
-  // not supported.
-  if (p.is_array() && p.size() == 1 && p[0].is_string()) {
-    out.prompt_text = p[0].get<std::string>();
+  if (!p.is_array() || p.empty()) {
+    return Bad("prompt", "'prompt' must be a string or an array of token ids");
+  }
+  const json& first = p[0];
+  if (!first.is_array() && !first.is_string()) return ReadIds(p, out);
+  if (p.size() != 1) {
+    return Bad("prompt", "'prompt' holds one prompt: a list of several is not supported");
+  }
+  if (first.is_string()) {
+    out.prompt_text = first.get<std::string>();
     return std::nullopt;
   }
-  if (p.is_array() && p.size() == 1 && p[0].is_array()) return ReadPrompt({{"prompt", p[0]}}, out);
-  if (p.is_array() && !p.empty()) {
-    for (const json& id : p) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-          id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-        return Bad("prompt",
-                   "'prompt' must be a string or an array of token ids (non-negative integers)");
-      }
-      out.prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
-    }
-    out.prompt_is_ids = true;
-    return std::nullopt;
-  }
-  return Bad("prompt", "'prompt' must be a string or an array of token ids");
+  if (first.empty()) return Bad("prompt", "'prompt' must be a string or an array of token ids");
+  return ReadIds(first, out);
 }
 
 std::optional<ApiError> ReadMessages(const json& j, CompletionParams& out) {
@@ -184,6 +197,7 @@ std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
     if (auto e = ReadBool(j, "echo", out.echo)) return e;
   }
   if (auto e = ReadBool(j, "ignore_eos", out.ignore_eos)) return e;
+  if (auto e = ReadBool(j, "kv_endpoint", out.kv_endpoint)) return e;
   if (j.contains("kv") && !j["kv"].is_null()) {
     if (!j["kv"].is_string())
       return Bad("kv", "'kv' must be a KV policy string, e.g. \"h2o:heavy=10%,recent=10%\"");
@@ -202,8 +216,36 @@ std::string ErrorBody(const ApiError& error) {
   return json({{"error", e}}).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+size_t JsonDepth(std::string_view text) {
+  size_t depth = 0;
+  size_t deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,
                                                CompletionParams& out) {
+  if (const size_t depth = JsonDepth(body); depth > kMaxJsonDepth) {
+    return Bad("", fmt::format("the request body nests arrays and objects {} deep; at most {} "
+                               "levels are accepted",
+                               depth, kMaxJsonDepth));
+  }
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Bad("", "the request body is not valid JSON");
   return Parse(j, chat, out);

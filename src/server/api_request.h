@@ -4,6 +4,7 @@
 // fields ({"error": {"message", "type", "param", "code"}}).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,9 +52,22 @@ struct CompletionParams {
   bool echo = false;        // completions only: the prompt text before the generated
   bool ignore_eos = false;  // llama.cpp's extension: generate through end-of-generation tokens
   std::string kv;           // a KV policy for this request ("" = the server's)
+  // Keep this request's cache readable at GET /v1/kv/{id} (the playground
+  // asks; the server's --kv-endpoint turns it on for every request).
+  bool kv_endpoint = false;
 };
 
-// Parses a /v1/completions (chat = false) or /v1/chat/completions body.
+// JSON bodies nesting arrays and objects deeper than this are refused
+// before they are parsed (no OpenAI request comes near it).
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// How deep `text` nests arrays and objects, counted in one pass without
+// parsing (brackets inside strings do not count). Malformed JSON gives a
+// number too; the parser refuses it afterwards.
+size_t JsonDepth(std::string_view text);
+
+// Parses a /v1/completions (chat = false) or /v1/chat/completions body,
+// refusing one deeper than kMaxJsonDepth before parsing it.
 // Fields OpenAI defines that change nothing here (user, frequency_penalty
 // 0, ...) are accepted; n other than 1, best_of, and wrong types are errors.
 std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,

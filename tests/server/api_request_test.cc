@@ -48,6 +48,30 @@ TEST(ApiRequest, PromptAsTokenIds) {
   EXPECT_EQ(Err(R"({"prompt":["a","b"]})").param, "prompt");
   EXPECT_EQ(Err(R"({"prompt":[]})").param, "prompt");
   EXPECT_EQ(Err(R"({"max_tokens":3})").message, "'prompt' is required");
+  // OpenAI's shapes nest two levels; anything deeper is not a prompt.
+  EXPECT_EQ(Err(R"({"prompt":[[[1]]]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":[["a"]]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":[[]]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":[[1],[2]]})").param, "prompt");
+  EXPECT_EQ(Err(R"({"prompt":[1,[2]]})").param, "prompt");
+}
+
+// Depth is counted before parsing, brackets inside strings aside, and a
+// body deeper than kMaxJsonDepth is refused whatever it holds.
+TEST(ApiRequest, NestingDeeperThanTheLimitIsRefusedBeforeParsing) {
+  EXPECT_EQ(JsonDepth(R"({"a": [1, {"b": []}]})"), 4u);
+  EXPECT_EQ(JsonDepth(R"({"a": "[[[[\"]]]]"})"), 1u);  // inside a string, an escaped quote
+  EXPECT_EQ(JsonDepth("[[]][[[]]]"), 3u);
+  const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_EQ(JsonDepth(at_limit), kMaxJsonDepth);
+  const std::string deep = std::string(100000, '[') + "1" + std::string(100000, ']');
+  const ApiError e = Err(R"({"prompt": )" + deep + "}");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(e.message.find("100001 deep; at most 64 levels"), std::string::npos) << e.message;
+  // Unclosed: refused as deep all the same, without parsing.
+  EXPECT_EQ(Err(std::string(70, '{')).status, 400);
+  EXPECT_TRUE(Ok(R"({"prompt": "x", "kv_endpoint": true})").kv_endpoint);
+  EXPECT_EQ(Err(R"({"prompt": "x", "kv_endpoint": 1})").param, "kv_endpoint");
 }
 
 TEST(ApiRequest, ChatMessages) {

@@ -36,6 +36,7 @@ std::shared_ptr<const KvState> Capture(const Sequence& sequence,
 
 struct KvStateStore::Entry {
   std::string id;
+  int32_t owner = -1;
   std::vector<int32_t> tokens;      // driver thread only
   std::atomic<bool> wanted{false};  // an HTTP thread asked for a fresh snapshot
   // Under the store's mutex:
@@ -62,9 +63,11 @@ void KvStateStore::Tracker::OnCache(const Sequence& sequence, bool final) {
 void KvStateStore::Tracker::Done() { store_.Retire(entry_); }
 
 std::unique_ptr<KvStateStore::Tracker> KvStateStore::Track(const std::string& id,
-                                                           std::vector<int32_t> prompt) {
+                                                           std::vector<int32_t> prompt,
+                                                           int32_t owner) {
   auto entry = std::make_shared<Entry>();
   entry->id = id;
+  entry->owner = owner;
   entry->tokens = std::move(prompt);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -105,10 +108,11 @@ void KvStateStore::Retire(const std::shared_ptr<Entry>& entry) {
 }
 
 std::optional<std::shared_ptr<const KvState>> KvStateStore::Get(
-    const std::string& id, std::chrono::milliseconds wait, const std::function<void()>& wake) {
+    const std::string& id, int32_t reader, std::chrono::milliseconds wait,
+    const std::function<void()>& wake) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(id);
-  if (it == entries_.end()) return std::nullopt;
+  if (it == entries_.end() || it->second->owner != reader) return std::nullopt;
   std::shared_ptr<Entry> entry = it->second;
   if (!entry->done && wait.count() > 0) {
     const uint64_t seen = entry->version;

@@ -64,13 +64,17 @@ class KvStateStore {
     std::shared_ptr<Entry> entry_;
   };
 
-  std::unique_ptr<Tracker> Track(const std::string& id, std::vector<int32_t> prompt);
+  // `owner` is who may read it back: the index of the API key that made
+  // the request (-1 when the server has no keys).
+  std::unique_ptr<Tracker> Track(const std::string& id, std::vector<int32_t> prompt,
+                                 int32_t owner);
 
-  // nullopt: unknown id (never seen, or no longer kept). Otherwise the
+  // nullopt: unknown id (never seen, no longer kept, or made under another
+  // API key than `reader`'s: the two are not told apart). Otherwise the
   // latest state, null while the request waits in the queue. For a running
   // request, asks for a fresh snapshot (calling `wake` so the driver takes
   // a step) and waits up to `wait` for it.
-  std::optional<std::shared_ptr<const KvState>> Get(const std::string& id,
+  std::optional<std::shared_ptr<const KvState>> Get(const std::string& id, int32_t reader,
                                                     std::chrono::milliseconds wait,
                                                     const std::function<void()>& wake);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace h2o::server {
 namespace {
 
@@ -9,9 +11,24 @@ void Add(std::string& out, const char* name, const char* type, const char* help,
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
 }
 
+// The requests the HTTP layer refused before a handler saw them, by status.
+void AddRefusals(std::string& out, const HttpStats& http) {
+  constexpr const char* kName = "h2o_http_refused_total";
+  out += fmt::format(
+      "# HELP {} Requests refused by a limit (--max-header-size, --max-headers, --max-body, "
+      "the timeouts) or as malformed, by status.\n# TYPE {} counter\n",
+      kName, kName);
+  const std::pair<int, int64_t> by_status[] = {{400, http.refused_400}, {408, http.refused_408},
+                                               {413, http.refused_413}, {414, http.refused_414},
+                                               {415, http.refused_415}, {431, http.refused_431}};
+  for (const auto& [status, count] : by_status) {
+    out += fmt::format("{}{{status=\"{}\"}} {}\n", kName, status, count);
+  }
+}
+
 }  // namespace
 
-std::string Metrics::Render(const SchedulerStats& stats) {
+std::string Metrics::Render(const SchedulerStats& stats, const HttpStats& http) {
   double tokens_per_second = 0.0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -44,6 +61,20 @@ std::string Metrics::Render(const SchedulerStats& stats) {
       static_cast<double>(stats.kv_limit_bytes));
   Add(out, "h2o_evictions_total", "counter", "Tokens evicted by finished sequences' KV policies.",
       static_cast<double>(stats.evictions));
+  Add(out, "h2o_http_connections_open", "gauge", "Open client connections.",
+      static_cast<double>(http.connections_open));
+  Add(out, "h2o_http_connections_total", "counter", "Client connections accepted.",
+      static_cast<double>(http.connections_accepted));
+  Add(out, "h2o_http_connections_closed_at_cap_total", "counter",
+      "Idle or slow connections closed to admit a new one at --max-connections.",
+      static_cast<double>(http.connections_closed_at_cap));
+  Add(out, "h2o_http_connections_refused_total", "counter",
+      "Connections refused (503) at --max-connections with every connection busy.",
+      static_cast<double>(http.connections_refused));
+  Add(out, "h2o_http_responses_abandoned_total", "counter",
+      "Responses whose client closed, reset or stopped reading before their end.",
+      static_cast<double>(http.responses_abandoned));
+  AddRefusals(out, http);
   return out;
 }
 

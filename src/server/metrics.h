@@ -1,6 +1,7 @@
 // The server's counters and their Prometheus text exposition (/metrics),
-// with the scheduler's gauges: queue depth, running sequences, KV bytes in
-// use against the limit, evictions.
+// with the scheduler's gauges (queue depth, running sequences, KV bytes in
+// use against the limit, evictions) and the connections' (open, closed or
+// refused at the cap, requests refused by each limit).
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "runtime/scheduler.h"
+#include "server/http_server.h"
 
 namespace h2o::server {
 
@@ -22,7 +24,7 @@ struct Metrics {
 
   // Prometheus text format; tokens per second is the generation rate since
   // the previous scrape (thread-safe).
-  std::string Render(const SchedulerStats& stats);
+  std::string Render(const SchedulerStats& stats, const HttpStats& http);
 
  private:
   std::mutex mu_;

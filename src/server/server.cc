@@ -1,14 +1,12 @@
 #include "server/server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
+#include <sys/random.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -18,8 +16,10 @@
 #include "runtime/scheduler.h"
 #include "server/api_request.h"
 #include "server/api_response.h"
+#include "server/http_server.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
+#include "server/log_limiter.h"
 #include "server/metrics.h"
 #include "server/playground_files.h"
 #include "server/stop_text.h"
@@ -39,45 +39,9 @@ constexpr size_t kKeepFinishedKv = 16;
 constexpr size_t kKeepFinishedKvBytes = size_t{64} << 20;
 // How long GET /v1/kv waits for a running request's next step boundary.
 constexpr std::chrono::milliseconds kKvSnapshotWait{2000};
-
-// What the driver thread hands a request's connection: a text delta with
-// its tokens, or the end.
-struct Piece {
-  std::string delta;
-  std::vector<TokenLogprob> tokens;
-  bool finished = false;
-  FinishReason reason = FinishReason::kLength;
-  std::string error;
-  int32_t n_generated = 0;
-  size_t kv_bytes = 0;
-  int64_t evictions = 0;
-};
-
-// One request's queue between the driver thread (producer) and its
-// connection thread (consumer).
-struct Channel {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Piece> pieces;
-  bool finished = false;
-
-  void Push(Piece p) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      finished = finished || p.finished;
-      pieces.push_back(std::move(p));
-    }
-    cv.notify_one();
-  }
-  // Waits up to `timeout` for pieces; returns what arrived.
-  std::deque<Piece> Take(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, timeout, [&] { return !pieces.empty(); });
-    std::deque<Piece> out;
-    out.swap(pieces);
-    return out;
-  }
-};
+constexpr int32_t kLogLinesPerSecond = 10;
+// Handlers parse, tokenize and submit; none waits for a generation.
+constexpr int32_t kHandlerThreads = 4;
 
 const char* FinishName(FinishReason r) { return r == FinishReason::kLength ? "length" : "stop"; }
 
@@ -104,15 +68,66 @@ TokenLogprob Logprobs(const Tokenizer& tokenizer, std::span<const float> logits,
   return t;
 }
 
+// "cmpl-" and 128 random bits in hex: an id names a request's cache at
+// /v1/kv/{id}, so nobody may guess another's.
+std::string RandomId(const char* prefix) {
+  uint8_t bits[16];
+  size_t got = 0;
+  while (got < sizeof(bits)) {
+    const ssize_t n = getrandom(bits + got, sizeof(bits) - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  std::string id = prefix;
+  for (const uint8_t b : bits) id += fmt::format("{:02x}", b);
+  return id;
+}
+
+// Equal strings, in a time that does not depend on where they differ.
+bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string_view BearerToken(const HttpRequest& req) {
+  const std::string_view auth = req.Header("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  return auth.starts_with(kBearer) ? auth.substr(kBearer.size()) : std::string_view();
+}
+
+// One completion on its way out: what the driver thread's callback keeps
+// between tokens.
+struct Completion {
+  std::shared_ptr<HttpExchange> exchange;
+  std::shared_ptr<const CompletionParams> params;
+  ResponseHeader header;
+  StopText stop;
+  int32_t top_n = -1;  // log-probabilities of this many alternatives; -1: none
+  std::string echo;    // the prompt's text, shown first (completions' echo)
+  Usage usage;         // prompt tokens and policy; the rest at the end
+  std::shared_ptr<KvStateStore::Tracker> kv_state;  // null: not readable at /v1/kv
+  // Streamed: whether the first chunk went out, and the text's length so far.
+  bool first = true;
+  size_t offset = 0;
+  // Not streamed: the text and tokens so far.
+  std::string text;
+  std::vector<TokenLogprob> tokens;
+  std::atomic<bool> finished{false};
+
+  explicit Completion(std::vector<std::string> stops) : stop(std::move(stops)) {}
+};
+
 }  // namespace
 
 struct Server::Impl {
   const Model& model;
   const Tokenizer& tokenizer;
   ServerOptions options;
+  LogLimiter log;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Scheduler> scheduler;
-  httplib::Server http;
+  std::unique_ptr<HttpServer> http;
   Metrics metrics;
   KvStateStore kv_states{kKeepFinishedKv, kKeepFinishedKvBytes};
 
@@ -121,23 +136,27 @@ struct Server::Impl {
   bool work = false;
   bool stop_driver = false;
   std::atomic<bool> draining{false};
-  std::atomic<uint64_t> next_id{1};
-  socket_t listen_socket = INVALID_SOCKET;
-  // Every route's method and path, so that a served path asked with the
-  // wrong method (GET /v1/completions) gets 405 and an Allow header, as
-  // vLLM's server answers, rather than httplib's 404. Matched without
-  // std::regex: instantiated in this (TSan-instrumented) file, its code
-  // would also run httplib's own route matching, and TSan would report
-  // the library's matching as racing (scripts/tsan.supp).
+
+  using Handler = std::function<void(const HttpRequest&, const std::shared_ptr<HttpExchange>&)>;
   struct Route {
     std::string method;
     std::string path;
     bool then_one_segment = false;  // path is a prefix, then one non-empty segment
+    Handler handle;
+
+    bool Matches(std::string_view p) const {
+      return then_one_segment ? p.size() > path.size() && p.starts_with(path) &&
+                                    p.find('/', path.size()) == std::string_view::npos
+                              : p == path;
+    }
   };
   std::vector<Route> routes;
 
   Impl(const Model& m, const Tokenizer& t, ServerOptions o)
-      : model(m), tokenizer(t), options(std::move(o)) {}
+      : model(m),
+        tokenizer(t),
+        options(std::move(o)),
+        log(options.log, kLogLinesPerSecond) {}
 
   int32_t ContextSize() const {
     return options.sequence.n_ctx > 0 ? options.sequence.n_ctx : model.hparams().n_ctx_train;
@@ -161,33 +180,70 @@ struct Server::Impl {
     }
   }
 
-  void SendError(httplib::Response& res, const ApiError& e) {
+  void SendError(const HttpRequest& req, HttpExchange& ex, const ApiError& e,
+                 const HttpHeaders& headers = {}) {
     metrics.request_errors += 1;
-    res.status = e.status;
-    res.set_content(ErrorBody(e), "application/json");
+    log.Line(fmt::format("{}: {} {} {}: {}", req.peer, e.status, req.method, req.path, e.message));
+    ex.Reply(e.status, "application/json", ErrorBody(e), headers);
   }
 
-  void Get(const std::string& path, httplib::Server::Handler handler) {
-    routes.push_back({"GET", path});
-    http.Get(path, std::move(handler));
+  // The index of the API key the request carries; -1 when the server has
+  // none; nullopt when it needs one and the request has none of them.
+  std::optional<int32_t> ApiKeyIndex(const HttpRequest& req) const {
+    if (options.api_keys.empty()) return -1;
+    const std::string_view token = BearerToken(req);
+    std::optional<int32_t> found;
+    for (size_t i = 0; i < options.api_keys.size(); ++i) {
+      if (SameSecret(token, options.api_keys[i])) found = static_cast<int32_t>(i);
+    }
+    return found;
   }
-  void Post(const std::string& path, httplib::Server::Handler handler) {
-    routes.push_back({"POST", path});
-    http.Post(path, std::move(handler));
+
+  void Get(const std::string& path, Handler handle) {
+    routes.push_back({"GET", path, false, std::move(handle)});
   }
-  // The methods `path` is served with, comma-separated; empty for a path
-  // no route serves.
-  std::string AllowedMethods(const std::string& path) const {
+  void Post(const std::string& path, Handler handle) {
+    routes.push_back({"POST", path, false, std::move(handle)});
+  }
+
+  void Handle(HttpRequest req, const std::shared_ptr<HttpExchange>& ex) {
+    if (req.path.starts_with("/v1/") && !ApiKeyIndex(req)) {
+      SendError(req, *ex,
+                {401, "invalid or missing API key (Authorization: Bearer KEY)",
+                 "invalid_request_error", "", "invalid_api_key"});
+      return;
+    }
+    if (req.path == "/metrics" && !options.metrics_key.empty() &&
+        !SameSecret(BearerToken(req), options.metrics_key)) {
+      SendError(req, *ex,
+                {401, "/metrics needs the metrics key (Authorization: Bearer KEY)",
+                 "invalid_request_error", "", "invalid_api_key"});
+      return;
+    }
+    const std::string method = req.method == "HEAD" ? "GET" : req.method;
     std::string allowed;
     for (const Route& route : routes) {
-      const bool match = route.then_one_segment
-                             ? path.size() > route.path.size() && path.starts_with(route.path) &&
-                                   path.find('/', route.path.size()) == std::string::npos
-                             : path == route.path;
-      if (!match || allowed.find(route.method) != std::string::npos) continue;
-      allowed += allowed.empty() ? route.method : ", " + route.method;
+      if (!route.Matches(req.path)) continue;
+      if (route.method == method) {
+        route.handle(req, ex);
+        return;
+      }
+      if (allowed.find(route.method) == std::string::npos) {
+        allowed += allowed.empty() ? route.method : ", " + route.method;
+      }
     }
-    return allowed;
+    if (!allowed.empty()) {
+      // As vLLM's server answers a served path asked with the wrong method.
+      SendError(req, *ex,
+                {405,
+                 fmt::format("{} {}: method not allowed (use {})", req.method, req.path, allowed),
+                 "invalid_request_error", "", ""},
+                {{"Allow", allowed}});
+      return;
+    }
+    SendError(req, *ex,
+              {404, fmt::format("{} {}: not found", req.method, req.path),
+               "invalid_request_error", "", ""});
   }
 
   // The prompt's token ids, or the error to answer with.
@@ -222,31 +278,100 @@ struct Server::Impl {
     return std::nullopt;
   }
 
-  void HandleCompletion(const httplib::Request& req, httplib::Response& res, bool chat) {
+  // Driver thread: one streamed event's SSE text.
+  void StreamEvent(Completion& c, const TokenEvent& e, std::string delta,
+                   std::vector<TokenLogprob> tokens) {
+    const CompletionParams& params = *c.params;
+    std::string out;
+    if (c.first && !c.echo.empty()) {
+      out += SseEvent(ChunkBody(params, c.header, c.echo, {}, 0, nullptr, true));
+      c.first = false;
+      c.offset = c.echo.size();
+    }
+    if (e.finished && e.reason == FinishReason::kError) {
+      out += SseEvent(ErrorBody({500, e.error, "server_error", "", ""}));
+    } else {
+      if (!delta.empty() || !tokens.empty() || c.first) {
+        out += SseEvent(ChunkBody(params, c.header, delta, tokens, c.offset, nullptr, c.first));
+        c.first = false;
+        c.offset += delta.size();
+      }
+      if (e.finished) {
+        out += SseEvent(
+            ChunkBody(params, c.header, "", {}, c.offset, FinishName(e.reason), false));
+        if (params.include_usage) out += SseEvent(UsageChunkBody(params, c.header, c.usage));
+      }
+    }
+    if (e.finished) out += "data: [DONE]\n\n";
+    c.exchange->Write(out);
+    if (e.finished) c.exchange->End();
+  }
+
+  // Driver thread: a token, or the end.
+  bool OnEvent(Completion& c, const TokenEvent& e) {
+    if (e.finished) {
+      c.finished = true;
+      if (c.kv_state) c.kv_state->Done();
+      c.usage.completion_tokens = e.n_generated;
+      c.usage.kv_bytes = e.kv_bytes;
+      c.usage.evictions = e.evictions;
+      std::string delta = c.stop.Finish();
+      if (c.params->stream) {
+        StreamEvent(c, e, std::move(delta), {});
+      } else if (e.reason == FinishReason::kError) {
+        c.exchange->Reply(500, "application/json",
+                          ErrorBody({500, e.error, "server_error", "", ""}),
+                          {{"X-Request-Id", c.header.id}});
+      } else {
+        c.text += delta;
+        c.exchange->Reply(200, "application/json",
+                          CompletionBody(*c.params, c.header, c.text, c.echo.size(), c.tokens,
+                                         FinishName(e.reason), c.usage),
+                          {{"X-Request-Id", c.header.id}});
+      }
+      return true;
+    }
+    metrics.generated_tokens += 1;
+    if (c.kv_state) c.kv_state->AddToken(e.token);
+    std::string delta = c.stop.Add(tokenizer.TokenToPiece(e.token));
+    std::vector<TokenLogprob> tokens;
+    if (c.top_n >= 0) tokens.push_back(Logprobs(tokenizer, e.logits, e.token, c.top_n));
+    if (c.params->stream) {
+      StreamEvent(c, e, std::move(delta), std::move(tokens));
+    } else {
+      c.text += delta;
+      for (TokenLogprob& t : tokens) c.tokens.push_back(std::move(t));
+    }
+    return !c.stop.stopped();
+  }
+
+  void HandleCompletion(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex,
+                        bool chat) {
     metrics.requests += 1;
     if (draining) {
-      SendError(res, {503, "the server is shutting down", "server_error", "", ""});
+      SendError(req, *ex, {503, "the server is shutting down", "server_error", "", ""});
       return;
     }
     auto params = std::make_shared<CompletionParams>();
     if (auto e = ParseCompletionRequest(req.body, chat, *params)) {
-      SendError(res, *e);
+      SendError(req, *ex, *e);
       return;
     }
     std::vector<int32_t> prompt;
     if (auto e = PromptIds(*params, prompt)) {
-      SendError(res, *e);
+      SendError(req, *ex, *e);
       return;
     }
     const int32_t n_ctx = ContextSize();
     const int64_t n_prompt = static_cast<int64_t>(prompt.size());
     if (n_prompt >= n_ctx || (params->max_tokens && n_prompt + *params->max_tokens > n_ctx)) {
-      SendError(res, {400,
-                      fmt::format("{} prompt tokens + {} to generate exceed the context of {} "
-                                  "tokens",
-                                  n_prompt, params->max_tokens.value_or(1), n_ctx),
-                      "invalid_request_error", params->max_tokens ? "max_tokens" : "prompt",
-                      "context_length_exceeded"});
+      SendError(req, *ex,
+                {400,
+                 fmt::format("{} prompt tokens + {} to generate exceed the context of {} "
+                             "tokens",
+                             n_prompt, params->max_tokens.value_or(1), n_ctx),
+                 "invalid_request_error", params->max_tokens ? "max_tokens" : "prompt",
+                 "context_length_exceeded"});
       return;
     }
     // Unset: the rest of the context, but at most kDefaultMaxTokens, so a
@@ -259,16 +384,29 @@ struct Server::Impl {
     if (!params->kv.empty()) {
       auto parsed = ParseKvSpec(params->kv);
       if (!parsed.ok()) {
-        SendError(res, {400, parsed.status().message(), "invalid_request_error", "kv", ""});
+        SendError(req, *ex, {400, parsed.status().message(), "invalid_request_error", "kv", ""});
         return;
       }
       spec = *parsed;
     }
     auto plan = ResolveKvSpec(spec, n_prompt + max_tokens);
     if (!plan.ok()) {
-      SendError(res, {400, plan.status().message(), "invalid_request_error", "kv", ""});
+      SendError(req, *ex, {400, plan.status().message(), "invalid_request_error", "kv", ""});
       return;
     }
+
+    auto c = std::make_shared<Completion>(params->stop);
+    c->exchange = ex;
+    c->params = params;
+    c->header.id = RandomId(chat ? "chatcmpl-" : "cmpl-");
+    c->header.created = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    c->header.model = options.model_id;
+    c->top_n = params->logprobs ? params->top_logprobs : -1;
+    if (params->echo && !chat) c->echo = tokenizer.Decode(prompt, /*remove_special=*/true);
+    c->usage.prompt_tokens = static_cast<int32_t>(n_prompt);
+    c->usage.kv = plan->Describe();
 
     Request request;
     request.prompt = prompt;
@@ -279,280 +417,107 @@ struct Server::Impl {
     request.sampling.top_p = params->top_p;
     request.sampling.top_k = params->top_k;
     request.sampling.seed = params->seed.value_or(
-        static_cast<uint64_t>(Clock::now().time_since_epoch().count()) ^ next_id.load());
+        static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
     request.max_tokens = max_tokens;
     if (!params->ignore_eos) {
       request.is_end = [this](int32_t id) { return tokenizer.IsEndOfGeneration(id); };
     }
-    ResponseHeader header;
-    header.id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
-    std::shared_ptr<KvStateStore::Tracker> kv_state = kv_states.Track(header.id, prompt);
-    request.on_cache = [kv_state](const Sequence& sequence, bool final) {
-      kv_state->OnCache(sequence, final);
-    };
-    auto channel = std::make_shared<Channel>();
-    auto stop = std::make_shared<StopText>(params->stop);
-    const int32_t top_n = params->logprobs ? params->top_logprobs : -1;
-    // On the driver thread: pieces become text deltas here, so a stop
-    // string ends the sequence at the token that completed it.
-    request.on_event = [this, channel, stop, top_n, kv_state](const TokenEvent& e) {
-      Piece p;
-      if (e.finished) {
-        kv_state->Done();
-        p.delta = stop->Finish();
-        p.finished = true;
-        p.reason = e.reason;
-        p.error = e.error;
-        p.n_generated = e.n_generated;
-        p.kv_bytes = e.kv_bytes;
-        p.evictions = e.evictions;
-        channel->Push(std::move(p));
-        return true;
-      }
-      metrics.generated_tokens += 1;
-      kv_state->AddToken(e.token);
-      const std::string piece = tokenizer.TokenToPiece(e.token);
-      p.delta = stop->Add(piece);
-      if (top_n >= 0) p.tokens.push_back(Logprobs(tokenizer, e.logits, e.token, top_n));
-      channel->Push(std::move(p));
-      return !stop->stopped();
-    };
+    if (options.kv_endpoint || params->kv_endpoint) {
+      c->kv_state = kv_states.Track(c->header.id, prompt, *ApiKeyIndex(req));
+      request.on_cache = [kv_state = c->kv_state](const Sequence& sequence, bool final) {
+        kv_state->OnCache(sequence, final);
+      };
+    }
+    request.on_event = [this, c](const TokenEvent& e) { return OnEvent(*c, e); };
     auto id = scheduler->Submit(std::move(request));
     if (!id.ok()) {
-      kv_state->Done();
+      if (c->kv_state) c->kv_state->Done();
       const bool full = id.status().message().find("queue is full") != std::string::npos;
-      SendError(res, {full ? 503 : 400, id.status().message(),
-                      full ? "server_error" : "invalid_request_error", "", ""});
+      SendError(req, *ex,
+                {full ? 503 : 400, id.status().message(),
+                 full ? "server_error" : "invalid_request_error", "", ""});
       return;
     }
     metrics.prompt_tokens += n_prompt;
     Wake();
-
-    const uint64_t request_id = *id;
-    const std::string kv_text = plan->Describe();
-    // The playground reads the id here, before the first token (a long
-    // prompt's prefill), to watch the cache fill.
-    res.set_header("X-Request-Id", header.id);
-    header.created = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    header.model = options.model_id;
-    const std::string echo =
-        params->echo && !chat ? tokenizer.Decode(prompt, /*remove_special=*/true) : std::string();
-
-    auto usage_of = [n_prompt, kv_text](const Piece& end) {
-      Usage u;
-      u.prompt_tokens = static_cast<int32_t>(n_prompt);
-      u.completion_tokens = end.n_generated;
-      u.kv_bytes = end.kv_bytes;
-      u.evictions = end.evictions;
-      u.kv = kv_text;
-      return u;
-    };
-
-    // Both kinds of response are written by a content provider on this
-    // connection's thread, so a failed write (the client left) cancels the
-    // request. A whole response waits with spaces (valid before JSON) as
-    // its heartbeat.
-    auto cancelled = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = [this, request_id, cancelled] {
-      if (cancelled->exchange(true)) return;
+    if (params->stream) {
+      // The id goes out before the first token (a long prompt's prefill):
+      // the playground watches the cache fill by it.
+      ex->BeginStream(200, "text/event-stream",
+                      {{"X-Request-Id", c->header.id},
+                       {"Cache-Control", "no-cache"},
+                       {"X-Accel-Buffering", "no"}});
+    }
+    ex->OnClose([this, request_id = *id, c] {
+      if (c->finished) return;
       metrics.cancelled += 1;
       scheduler->Cancel(request_id);
       Wake();
-    };
-    // A response that ended before its request did (the connection broke
-    // between writes) cancels it too.
-    auto release = [cancel, channel](bool success) {
-      bool done;
-      {
-        std::lock_guard<std::mutex> lock(channel->mu);
-        done = channel->finished;
-      }
-      if (!success && !done) cancel();
-    };
-    if (params->stream) {
-      auto first = std::make_shared<bool>(true);
-      auto offset = std::make_shared<size_t>(0);
-      res.set_header("Cache-Control", "no-cache");
-      res.set_header("X-Accel-Buffering", "no");
-      res.set_chunked_content_provider(
-          "text/event-stream",
-          [=](size_t, httplib::DataSink& sink) {
-            if (*first && !echo.empty()) {
-              const std::string out =
-                  SseEvent(ChunkBody(*params, header, echo, {}, 0, nullptr, true));
-              *first = false;
-              *offset = echo.size();
-              if (!sink.write(out.data(), out.size())) {
-                cancel();
-                return false;
-              }
-            }
-            for (;;) {
-              for (Piece& p : channel->Take(std::chrono::milliseconds(1000))) {
-                std::string out;
-                if (p.finished && p.reason == FinishReason::kError) {
-                  out = SseEvent(ErrorBody({500, p.error, "server_error", "", ""}));
-                } else {
-                  if (!p.delta.empty() || !p.tokens.empty() || *first) {
-                    out = SseEvent(
-                        ChunkBody(*params, header, p.delta, p.tokens, *offset, nullptr, *first));
-                    *first = false;
-                    *offset += p.delta.size();
-                  }
-                  if (p.finished) {
-                    out += SseEvent(
-                        ChunkBody(*params, header, "", {}, *offset, FinishName(p.reason), false));
-                    if (params->include_usage) {
-                      out += SseEvent(UsageChunkBody(*params, header, usage_of(p)));
-                    }
-                  }
-                }
-                if (p.finished) {
-                  out += "data: [DONE]\n\n";
-                  sink.write(out.data(), out.size());
-                  sink.done();
-                  return true;
-                }
-                if (!out.empty() && !sink.write(out.data(), out.size())) {
-                  cancel();
-                  return false;
-                }
-              }
-              if (!sink.is_writable()) {
-                cancel();
-                return false;
-              }
-            }
-          },
-          release);
-      return;
-    }
-    res.set_chunked_content_provider(
-        "application/json",
-        [=](size_t, httplib::DataSink& sink) {
-          std::string text = echo;
-          std::vector<TokenLogprob> tokens;
-          for (;;) {
-            std::deque<Piece> pieces = channel->Take(std::chrono::milliseconds(1000));
-            for (Piece& p : pieces) {
-              text += p.delta;
-              for (TokenLogprob& t : p.tokens) tokens.push_back(std::move(t));
-              if (!p.finished) continue;
-              const std::string body =
-                  p.reason == FinishReason::kError
-                      ? ErrorBody({500, p.error, "server_error", "", ""})
-                      : CompletionBody(*params, header, text, echo.size(), tokens,
-                                       FinishName(p.reason), usage_of(p));
-              sink.write(body.data(), body.size());
-              sink.done();
-              return true;
-            }
-            if (pieces.empty() && !sink.write(" ", 1)) {
-              cancel();
-              return false;
-            }
-          }
-        },
-        release);
+    });
   }
 
-  void HandleKv(const httplib::Request& req, httplib::Response& res) {
-    const std::string id = req.matches[1];
+  void HandleKv(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+    const std::string id = req.path.substr(std::string_view("/v1/kv/").size());
     const HParams& hp = model.hparams();
     std::optional<int32_t> layer;
-    const std::optional<std::string> layer_text =
-        req.has_param("layer") ? std::optional<std::string>(req.get_param_value("layer"))
-                               : std::nullopt;
-    if (auto e = ParseKvLayer(layer_text, hp.n_layer, layer)) {
-      SendError(res, *e);
+    if (auto e = ParseKvLayer(req.QueryParam("layer"), hp.n_layer, layer)) {
+      SendError(req, *ex, *e);
       return;
     }
-    auto state = kv_states.Get(id, kKvSnapshotWait, [this] { Wake(); });
+    auto state = kv_states.Get(id, *ApiKeyIndex(req), kKvSnapshotWait, [this] { Wake(); });
     if (!state) {
-      SendError(res, {404,
-                      fmt::format("no request '{}' (unknown, or finished more than {} requests "
-                                  "ago)",
-                                  id, kKeepFinishedKv),
-                      "invalid_request_error", "", "request_not_found"});
+      SendError(req, *ex,
+                {404,
+                 fmt::format("no cache of request '{}' is kept for you: unknown, made under "
+                             "another API key, finished more than {} kept requests ago, or not "
+                             "kept (a request keeps its cache readable with \"kv_endpoint\": "
+                             "true, every request under h2o serve --kv-endpoint)",
+                             id, kKeepFinishedKv),
+                 "invalid_request_error", "", "request_not_found"});
       return;
     }
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(KvStateBody(id, state->get(), layer, hp.n_layer, hp.n_head_kv, tokenizer),
-                    "application/json");
+    ex->Reply(200, "application/json",
+              KvStateBody(id, state->get(), layer, hp.n_layer, hp.n_head_kv, tokenizer),
+              {{"Cache-Control", "no-store"}});
+  }
+
+  std::string MetricsText() {
+    return metrics.Render(scheduler->Stats(), http->Stats());
   }
 
   void Routes() {
-    http.set_payload_max_length(options.max_body_bytes);
-    // Debian's compiled cpp-httplib listens with a backlog of 5: a burst of
-    // clients connecting at once would wait a second for SYN retries. The
-    // socket is kept here so Run can raise it.
-    http.set_socket_options([this](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      listen_socket = sock;
+    Get("/health", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+      ex->Reply(200, "application/json",
+                json({{"status", draining ? "draining" : "ok"}}).dump());
     });
-    // A proxy's keepalive pool (deploy/) reuses connections for many requests.
-    http.set_keep_alive_max_count(1000);
-    const int threads = std::max(16, options.max_queue + 8);
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) {
-        return httplib::Server::HandlerResponse::Unhandled;
-      }
-      if (req.get_header_value("Authorization") != "Bearer " + options.api_key) {
-        SendError(res, {401, "invalid or missing API key (Authorization: Bearer KEY)",
-                        "invalid_request_error", "", "invalid_api_key"});
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      if (const std::string allowed = AllowedMethods(req.path);
-          res.status == 404 && !allowed.empty()) {
-        res.set_header("Allow", allowed);
-        SendError(
-            res,
-            {405, fmt::format("{} {}: method not allowed (use {})", req.method, req.path, allowed),
-             "invalid_request_error", "", ""});
-        return;
-      }
-      ApiError e{res.status, fmt::format("{} {}: HTTP {}", req.method, req.path, res.status),
-                 res.status >= 500 ? "server_error" : "invalid_request_error", "", ""};
-      if (res.status == 413) {
-        e.message = fmt::format("the request body is larger than {} bytes", options.max_body_bytes);
-      }
-      res.set_content(ErrorBody(e), "application/json");
-    });
-    Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(json({{"status", draining ? "draining" : "ok"}}).dump(), "application/json");
-    });
-    Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/v1/models", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
       json model_entry = {
           {"id", options.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "h2o.cpp"}};
-      res.set_content(json({{"object", "list"}, {"data", json::array({model_entry})}}).dump(),
-                      "application/json");
+      ex->Reply(200, "application/json",
+                json({{"object", "list"}, {"data", json::array({model_entry})}}).dump());
     });
-    Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics.Render(scheduler->Stats()), "text/plain; version=0.0.4");
+    Get("/metrics", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+      ex->Reply(200, "text/plain; version=0.0.4", MetricsText());
     });
-    routes.push_back({"GET", "/v1/kv/", /*then_one_segment=*/true});
-    http.Get(R"(/v1/kv/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      HandleKv(req, res);
-    });
+    routes.push_back({"GET", "/v1/kv/", /*then_one_segment=*/true,
+                      [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+                        HandleKv(req, ex);
+                      }});
     for (const StaticFile& file : PlaygroundFiles()) {
-      Get(std::string(file.path), [file](const httplib::Request&, httplib::Response& res) {
-        res.set_content(file.body.data(), file.body.size(), std::string(file.content_type));
+      // Range is not honoured: a static file is answered whole, once.
+      Get(std::string(file.path), [file](const HttpRequest&,
+                                         const std::shared_ptr<HttpExchange>& ex) {
+        ex->Reply(200, file.content_type, std::string(file.body.data(), file.body.size()));
       });
     }
-    Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      HandleCompletion(req, res, /*chat=*/false);
+    Post("/v1/completions", [this](const HttpRequest& req,
+                                   const std::shared_ptr<HttpExchange>& ex) {
+      HandleCompletion(req, ex, /*chat=*/false);
     });
-    Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      HandleCompletion(req, res, /*chat=*/true);
-    });
+    Post("/v1/chat/completions",
+         [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+           HandleCompletion(req, ex, /*chat=*/true);
+         });
   }
 };
 
@@ -573,22 +538,28 @@ Result<std::unique_ptr<Server>> Server::Create(const Model& model, const Tokeniz
                                       .max_running = o.parallel,
                                       .step_tokens = batch});
   impl->Routes();
+  Impl* s = impl.get();
+  HttpServerOptions http;
+  http.limits = o.http;
+  http.handler_threads = kHandlerThreads;
+  http.error_body = [](int status, const std::string& message) {
+    return ErrorBody({status, message, status >= 500 ? "server_error" : "invalid_request_error",
+                      "", ""});
+  };
+  http.log = [s](const std::string& line) { s->log.Line(line); };
+  impl->http = std::make_unique<HttpServer>(
+      std::move(http), [s](HttpRequest req, std::shared_ptr<HttpExchange> ex) {
+        s->Handle(std::move(req), ex);
+      });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
 Status Server::Run(const std::function<void(int)>& on_listening) {
   Impl& s = *impl_;
-  const int port =
-      s.options.port == 0
-          ? s.http.bind_to_any_port(s.options.host)
-          : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
-  if (port < 0) {
-    return Status::Error(fmt::format("cannot listen on {}:{}", s.options.host, s.options.port));
-  }
-  if (s.listen_socket != INVALID_SOCKET) ::listen(s.listen_socket, SOMAXCONN);
+  H2O_ASSIGN_OR_RETURN(const int port, s.http->Listen(s.options.host, s.options.port));
   std::thread driver([&s] { s.DriverLoop(); });
   if (on_listening) on_listening(port);
-  s.http.listen_after_bind();  // returns after Shutdown, once running requests are answered
+  s.http->Run();  // returns after Shutdown, once running requests are answered
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.stop_driver = true;
@@ -600,7 +571,7 @@ Status Server::Run(const std::function<void(int)>& on_listening) {
 
 void Server::Shutdown() {
   impl_->draining = true;
-  impl_->http.stop();
+  impl_->http->Stop();
 }
 
 }  // namespace h2o::server

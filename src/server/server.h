@@ -1,12 +1,13 @@
 // h2o serve: an OpenAI-compatible HTTP server on the batched engine.
 //
-// The HTTP layer is thin: each request is parsed and validated into a
-// CompletionParams (api_request.h), turned into a scheduler Request with
-// its own KV policy, and submitted; one driver thread runs Scheduler::Step
-// for every sequence together, and each request's tokens come back through
-// a per-request channel to the connection's thread, which writes them as a
-// JSON body or as Server-Sent Events. A connection that closes cancels its
-// request, which frees its KV memory at the next step.
+// Connections are http_server.h's (bounded by HttpLimits, on one I/O
+// thread). Each request is parsed and validated into a CompletionParams
+// (api_request.h), turned into a scheduler Request with its own KV policy,
+// and submitted; one driver thread runs Scheduler::Step for every sequence
+// together, and each request's tokens go from its callback on the driver
+// thread straight to its connection, as Server-Sent Events or, at the end,
+// one JSON body. A connection that closes or resets, streamed or not,
+// cancels its request, which frees its KV memory at the next step.
 #pragma once
 
 #include <cstdint>
@@ -14,12 +15,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "core/status.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
 #include "runtime/sequence.h"
+#include "server/http_limits.h"
 #include "tokenizer/tokenizer.h"
 
 namespace h2o::server {
@@ -37,9 +40,18 @@ struct ServerOptions {
   int32_t max_queue = 64;  // waiting requests beyond this get 503
   int32_t n_threads = 1;
   int32_t batch_tokens = 512;  // tokens per forward pass, all sequences together
-  std::string api_key;         // non-empty: /v1/* needs "Authorization: Bearer <key>"
+  // Non-empty: /v1/* needs "Authorization: Bearer <one of them>", and a
+  // request's cache at /v1/kv/{id} is readable with its own key only.
+  std::vector<std::string> api_keys;
+  std::string metrics_key;  // non-empty: /metrics needs "Authorization: Bearer <it>"
+  // Every request's cache readable at /v1/kv/{id}; without it only those
+  // of requests that ask ("kv_endpoint": true, as the playground does).
+  bool kv_endpoint = false;
   std::optional<ChatTemplate> chat_template;  // none: chat requests get a 400
-  size_t max_body_bytes = size_t{1} << 20;
+  HttpLimits http;
+  // A line for the server log (refusals naming their limit, forced closes);
+  // rate-limited by the server. May be empty.
+  std::function<void(const std::string& line)> log;
 };
 
 class Server {

@@ -1,5 +1,10 @@
 // The `h2o` command as a user meets it: outputs of the real binary, and one
 // clear error line with a non-zero exit for every kind of bad input.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,6 +142,35 @@ TEST(CliErrors, ServeBadFlags) {
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --chat-template nope"),
                      "unknown chat template 'nope'");
   ExpectOneErrorLine(RunH2o("serve -m /nonexistent/model.gguf"), "/nonexistent/model.gguf");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-header-size lots"),
+                     "--max-header-size");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-header-size 100"),
+                     "--max-header-size must be at least 1KiB");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-connections 0"), "--max-connections");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --header-timeout -1"), "--header-timeout");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key a,,b"), "--api-key: an empty key");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key-file /nonexistent/keys"),
+                     "/nonexistent/keys");
+  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key-file /dev/null"),
+                     "--api-key-file /dev/null: no key in it");
+}
+
+// A port another process listens on: the reason, not just "cannot listen".
+TEST(CliErrors, ServeOnABusyPortSaysWhy) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  const auto r = RunH2o("serve -m " + kModel + " --port " + std::to_string(port));
+  close(fd);
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectOneErrorLine(r, "cannot listen on 127.0.0.1:" + std::to_string(port) +
+                            ": Address already in use");
 }
 TEST(CliErrors, UnknownFlag) {
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --bogus"), "--bogus");

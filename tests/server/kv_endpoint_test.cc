@@ -1,13 +1,16 @@
 // GET /v1/kv/{id} and the playground page over real HTTP: a finished
 // request's cache equals `h2o generate --kv-dump` of the same run, a
 // running one is readable while it runs, unknown ids and bad layers are
-// JSON errors, old requests are forgotten after kKeepFinishedKv (16), and
-// "/" serves the page compiled in from web/playground.
+// JSON errors, old requests are forgotten after kKeepFinishedKv (16), a
+// cache is readable only when kept (--kv-endpoint, or the request's
+// "kv_endpoint": true) and only with the API key that made it, and "/"
+// serves the page compiled in from web/playground.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,8 +27,16 @@ using testing::StoriesTokenizer;
 
 const std::string kPrompt = "Once upon a time";
 
-json GetJson(const Running& s, const std::string& path, int want_status) {
-  auto r = s.Client().Get(path.c_str());
+// A server that keeps every request's cache readable (--kv-endpoint).
+ServerOptions KvEndpointOn() {
+  ServerOptions o = Running::Defaults();
+  o.kv_endpoint = true;
+  return o;
+}
+
+json GetJson(const Running& s, const std::string& path, int want_status,
+             const httplib::Headers& headers = {}) {
+  auto r = s.Client().Get(path.c_str(), headers);
   EXPECT_TRUE(r) << path;
   if (!r) return {};
   EXPECT_EQ(r->status, want_status) << path << " -> " << r->body;
@@ -54,7 +65,7 @@ json GenerateKvDump(const std::string& kv, int32_t max_tokens, int32_t chunk) {
 // server batch of one request is the generate loop's batch), so positions
 // and scores are compared exactly, not within a bound.
 TEST(KvEndpoint, FinishedRequestEqualsGenerateKvDump) {
-  Running s;
+  Running s(KvEndpointOn());
   const int32_t n_prompt = static_cast<int32_t>(StoriesTokenizer().Encode(kPrompt, true).size());
   for (const std::string kv : {"h2o:heavy=8,recent=8", "full", "local:recent=10"}) {
     SCOPED_TRACE(kv);
@@ -119,7 +130,7 @@ TEST(KvEndpoint, FinishedRequestEqualsGenerateKvDump) {
 }
 
 TEST(KvEndpoint, HeavyHitterBudgetHoldsInEveryHead) {
-  Running s;
+  Running s(KvEndpointOn());
   const json r = s.Post("/v1/completions", {{"prompt", kPrompt},
                                             {"max_tokens", 30},
                                             {"temperature", 0},
@@ -139,7 +150,7 @@ TEST(KvEndpoint, HeavyHitterBudgetHoldsInEveryHead) {
 // A stream is read from its first chunk to its end while another client
 // reads the cache: n_past only grows, and hanging up leaves the final state.
 TEST(KvEndpoint, RunningRequestIsReadableAndItsFinalStateStays) {
-  ServerOptions o = Running::Defaults();
+  ServerOptions o = KvEndpointOn();
   o.sequence.n_ctx = 2048;
   Running s(o);
   const json body = {{"prompt", kPrompt},   {"max_tokens", 1500}, {"ignore_eos", true},
@@ -175,7 +186,7 @@ TEST(KvEndpoint, RunningRequestIsReadableAndItsFinalStateStays) {
 }
 
 TEST(KvEndpoint, UnknownIdsAndBadLayersAreJsonErrors) {
-  Running s;
+  Running s(KvEndpointOn());
   const json r = s.Post("/v1/completions", {{"prompt", kPrompt}, {"max_tokens", 3}});
   const std::string id = r["id"];
   const json missing = GetJson(s, "/v1/kv/cmpl-999999", 404);
@@ -193,7 +204,7 @@ TEST(KvEndpoint, UnknownIdsAndBadLayersAreJsonErrors) {
 }
 
 TEST(KvEndpoint, KeepsTheLast16FinishedRequests) {
-  Running s;
+  Running s(KvEndpointOn());
   std::vector<std::string> ids;
   for (int i = 0; i < 17; ++i) {
     ids.push_back(s.Post("/v1/completions", {{"prompt", kPrompt}, {"max_tokens", 1}})["id"]);
@@ -204,11 +215,64 @@ TEST(KvEndpoint, KeepsTheLast16FinishedRequests) {
 }
 
 TEST(KvEndpoint, NeedsTheApiKeyButThePageDoesNot) {
-  ServerOptions o = Running::Defaults();
-  o.api_key = "sekret";
+  ServerOptions o = KvEndpointOn();
+  o.api_keys = {"sekret"};
   Running s(o);
   EXPECT_EQ(s.Client().Get("/v1/kv/cmpl-1")->status, 401);
   EXPECT_EQ(s.Client().Get("/")->status, 200);
+}
+
+// Without --kv-endpoint a request's cache is kept only when it asks, as
+// the playground's requests do.
+TEST(KvEndpoint, OffUnlessTheServerOrTheRequestTurnsItOn) {
+  Running s;
+  const json plain = s.Post("/v1/completions", {{"prompt", kPrompt}, {"max_tokens", 2}});
+  const json e = GetJson(s, "/v1/kv/" + plain["id"].get<std::string>(), 404);
+  EXPECT_EQ(e["error"]["code"], "request_not_found");
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("kv_endpoint"), std::string::npos);
+  const json asked = s.Post("/v1/completions",
+                            {{"prompt", kPrompt}, {"max_tokens", 2}, {"kv_endpoint", true}});
+  EXPECT_EQ(GetJson(s, "/v1/kv/" + asked["id"].get<std::string>(), 200)["status"], "finished");
+}
+
+// With several API keys, a cache is read back only with the key that made
+// the request: another key gets the same 404 as an unknown id.
+TEST(KvEndpoint, ReadableOnlyWithTheKeyThatMadeIt) {
+  ServerOptions o = KvEndpointOn();
+  o.api_keys = {"alice-key", "bob-key"};
+  Running s(o);
+  const httplib::Headers alice = {{"Authorization", "Bearer alice-key"}};
+  const httplib::Headers bob = {{"Authorization", "Bearer bob-key"}};
+  auto r = s.Client().Post("/v1/completions", alice,
+                           json({{"prompt", "My password is"}, {"max_tokens", 2}}).dump(),
+                           "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string id = json::parse(r->body)["id"];
+  EXPECT_EQ(GetJson(s, "/v1/kv/" + id, 200, alice)["id"], id);
+  EXPECT_EQ(GetJson(s, "/v1/kv/" + id, 404, bob)["error"]["code"], "request_not_found");
+}
+
+// Ids are 128 random bits: nothing to count up from.
+TEST(KvEndpoint, RequestIdsAreUnguessable) {
+  Running s;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(s.Post("/v1/completions", {{"prompt", kPrompt}, {"max_tokens", 1}})["id"]);
+  }
+  ids.push_back(s.Post("/v1/chat/completions",
+                       {{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                        {"max_tokens", 1}})["id"]);
+  std::set<std::string> distinct;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string prefix = i < 3 ? "cmpl-" : "chatcmpl-";
+    ASSERT_TRUE(ids[i].starts_with(prefix)) << ids[i];
+    const std::string hex = ids[i].substr(prefix.size());
+    EXPECT_EQ(hex.size(), 32u) << ids[i];
+    EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos) << ids[i];
+    distinct.insert(hex);
+  }
+  EXPECT_EQ(distinct.size(), ids.size());
 }
 
 TEST(Playground, RootServesThePageCompiledIn) {

@@ -56,7 +56,7 @@ class Running {
     o.default_kv = ParseKvSpec("full").value();
     o.n_threads = 2;
     o.chat_template = ChatTemplate::kChatml;
-    o.max_body_bytes = 64 * 1024;
+    o.http.max_body_bytes = 64 * 1024;
     return o;
   }
   httplib::Client Client() const {

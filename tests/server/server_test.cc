@@ -225,7 +225,7 @@ TEST(Serve, AClientThatLeavesCancelsItsSequence) {
 
 TEST(Serve, ApiKey) {
   ServerOptions o = Running::Defaults();
-  o.api_key = "sekret";
+  o.api_keys = {"sekret"};
   Running s(o);
   const std::string body = json({{"prompt", "Hi"}, {"max_tokens", 2}}).dump();
   auto no_key = s.Client().Post("/v1/completions", body, "application/json");

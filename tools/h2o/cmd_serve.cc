@@ -2,17 +2,22 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "chat_template_flag.h"
 #include "cli_common.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "core/byte_size.h"
+#include "core/strings.h"
 #include "server/server.h"
 
 namespace h2o::cli {
@@ -26,10 +31,48 @@ struct ServeFlags {
   int32_t parallel = 0;
   int32_t max_queue = 64;
   int32_t batch_tokens = 512;
-  std::string api_key;
+  std::vector<std::string> api_keys;  // each may hold several, comma-separated
+  std::string api_key_file;
+  std::string metrics_key;
+  bool kv_endpoint = false;
   std::string chat_template;
   std::string max_body = "1MiB";
+  std::string max_header_size = "16KiB";
+  int32_t max_headers = server::HttpLimits{}.max_header_count;
+  int32_t max_connections = server::HttpLimits{}.max_connections;
+  double header_timeout = 10, body_timeout = 60, idle_timeout = 5, send_timeout = 60;
 };
+
+std::chrono::milliseconds Seconds(double s) {
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0));
+}
+
+// --api-key (repeatable, comma-separated) and --api-key-file (one a line;
+// blank lines and '#' comments skipped), as llama-server takes them.
+Result<std::vector<std::string>> ApiKeys(const ServeFlags& f) {
+  std::vector<std::string> keys;
+  for (const std::string& flag : f.api_keys) {
+    for (const std::string_view key : SplitCommas(flag)) {
+      if (key.empty()) return Status::Error("--api-key: an empty key");
+      keys.emplace_back(key);
+    }
+  }
+  if (!f.api_key_file.empty()) {
+    H2O_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(f.api_key_file));
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view key = Trim(std::string_view(text).substr(start, end - start), " \t\r");
+      if (!key.empty() && key[0] != '#') keys.emplace_back(key);
+      start = end + 1;
+    }
+    if (keys.empty()) {
+      return Status::Error(fmt::format("--api-key-file {}: no key in it", f.api_key_file));
+    }
+  }
+  return keys;
+}
 
 int RunServe(const ServeFlags& f) {
   if (!f.model.kv_dump_path.empty()) return Fail("--kv-dump is for one sequence, not for serve");
@@ -37,6 +80,13 @@ int RunServe(const ServeFlags& f) {
   if (!kv_mem.ok()) return Fail(kv_mem.status().WithContext("--kv-mem"));
   auto max_body = ParseByteSize(f.max_body);
   if (!max_body.ok()) return Fail(max_body.status().WithContext("--max-body"));
+  auto max_header = ParseByteSize(f.max_header_size);
+  if (!max_header.ok()) return Fail(max_header.status().WithContext("--max-header-size"));
+  if (*max_header < 1024) {
+    return Fail(fmt::format("--max-header-size must be at least 1KiB, not '{}'", f.max_header_size));
+  }
+  auto api_keys = ApiKeys(f);
+  if (!api_keys.ok()) return Fail(api_keys.status());
   auto spec = ParseKvSpec(f.model.kv_spec);
   if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
   // Percentages resolve per request (against its prompt + max_tokens);
@@ -66,9 +116,23 @@ int RunServe(const ServeFlags& f) {
   o.max_queue = f.max_queue;
   o.n_threads = ThreadCount(f.model);
   o.batch_tokens = f.batch_tokens;
-  o.api_key = f.api_key;
+  o.api_keys = *api_keys;
+  o.metrics_key = f.metrics_key;
+  o.kv_endpoint = f.kv_endpoint;
   o.chat_template = *chat;
-  o.max_body_bytes = *max_body;
+  o.http.max_body_bytes = *max_body;
+  o.http.max_header_bytes = *max_header;
+  o.http.max_request_line = std::min(o.http.max_request_line, *max_header);
+  o.http.max_header_count = f.max_headers;
+  o.http.max_connections = f.max_connections;
+  o.http.header_timeout = Seconds(f.header_timeout);
+  o.http.body_timeout = Seconds(f.body_timeout);
+  o.http.idle_timeout = Seconds(f.idle_timeout);
+  o.http.send_timeout = Seconds(f.send_timeout);
+  o.log = [](const std::string& line) {
+    std::fprintf(stderr, "h2o serve: %s\n", line.c_str());
+    std::fflush(stderr);
+  };
 
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else,
   // so the server's threads inherit the mask): it drains the server.
@@ -126,9 +190,49 @@ Command RegisterServe(CLI::App& app) {
                   "tokens per forward pass, all sequences together")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--api-key", f->api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  cmd->add_option("--api-key", f->api_keys,
+                  "require 'Authorization: Bearer KEY' on /v1/* (repeat it or separate keys "
+                  "with commas for several; a request's cache is readable with its own key only)");
+  cmd->add_option("--api-key-file", f->api_key_file, "API keys, one a line")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--metrics-key", f->metrics_key,
+                  "require 'Authorization: Bearer KEY' on /metrics");
+  cmd->add_flag("--kv-endpoint", f->kv_endpoint,
+                "keep every request's cache readable at GET /v1/kv/{id} (without it, only those "
+                "of requests that ask with \"kv_endpoint\": true, as the playground does)");
   AddChatTemplateFlag(*cmd, f->chat_template);
-  cmd->add_option("--max-body", f->max_body, "largest request body")->capture_default_str();
+  cmd->add_option("--max-body", f->max_body,
+                  "largest request body, Content-Length or chunked (413 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-header-size", f->max_header_size,
+                  "largest request line and headers together (431 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-headers", f->max_headers, "most header fields in a request (431 beyond)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-connections", f->max_connections,
+                  "most open connections; at the cap the longest-idle, then the slowest-sending "
+                  "one is closed for a new one")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", f->header_timeout,
+                  "seconds from a connection's start (or its last response) to the end of a "
+                  "request's headers (408 beyond)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--body-timeout", f->body_timeout,
+                  "seconds from the end of the headers to the end of the body (408 beyond)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", f->idle_timeout,
+                  "seconds an idle keep-alive connection stays open")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--send-timeout", f->send_timeout,
+                  "seconds a response may make no progress (a client not reading) before its "
+                  "connection closes and its request is cancelled")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   return {cmd, [f] { return RunServe(*f); }};
 }
 

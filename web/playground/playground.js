@@ -145,6 +145,9 @@ function requestBody(kv) {
     kv,
     stream: true,
     stream_options: {include_usage: true},
+    // The page draws this run's cache from GET /v1/kv/{id}, which answers
+    // only for requests that ask (or a server started with --kv-endpoint).
+    kv_endpoint: true,
   };
   if (page.model) body.model = page.model;
   if (mode === 'chat') body.messages = [{role: 'user', content: $('prompt').value}];

@@ -157,7 +157,8 @@ for name, jinja in {
     write("fuzz_chat_template", name, name + RS + jinja + RS + conversation)
 write("fuzz_chat_template", "system_only", "gemma" + RS + RS + "system" + US + "alone")
 
-# ---- Requests: byte 0 bit 0 = chat --------------------------------------
+# ---- Requests: byte 0 bit 0 = chat, bit 1 = whole HTTP requests, bits 2-7
+# the size of each piece the reader is fed -------------------------------
 for name, body in {
         "completion": '{"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0.7}',
         "ids": '{"prompt": [1, 403, 407], "max_tokens": 4, "echo": true, "logprobs": 2}',
@@ -174,3 +175,18 @@ for name, body in {
         "chat_bad": '{"messages": [{"role": "tool", "content": null}], "model": 1}',
         "chat_parts": '{"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}'}.items():
     write("fuzz_api_request", name, "\x01" + body)
+http_requests = {
+    "http_post": "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+                 "Content-Length: 31\r\n\r\n{\"prompt\": \"x\", \"max_tokens\": 2}",
+    "http_chunked": "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "a;ext=1\r\n{\"prompt\":\r\n4\r\n \"x\"\r\n1\r\n}\r\n0\r\nX-T: 1\r\n\r\n",
+    "http_pipelined": "GET /v1/kv/cmpl-1?layer=2 HTTP/1.1\r\nAuthorization: Bearer k\r\n\r\n"
+                      "HEAD / HTTP/1.0\r\n\r\nGET /health HTTP/1.1\r\nConnection: close\r\n\r\n",
+    "http_continue": "POST /v1/chat/completions HTTP/1.1\r\nExpect: 100-continue\r\n"
+                     "Content-Length: 45\r\n\r\n{\"messages\": [{\"role\": \"user\", \"content\": 1}]}",
+    "http_gzip": "POST / HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\n\x1f\x8b\x08\x00",
+    "http_fields": "GET / HTTP/1.1\r\n" + "".join("X-%d: v\r\n" % i for i in range(12)) + "\r\n",
+}
+for i, (name, request) in enumerate(http_requests.items()):
+    # Pieces of 1 byte, 15, 64 and one read for all, in turn.
+    write("fuzz_api_request", name, bytes([2 | (i % 2) | ([0, 2, 9, 63][i % 4] << 2)]) + request.encode("latin-1"))

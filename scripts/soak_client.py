@@ -6,12 +6,23 @@ with a mix of KV policies, some closed early (a client that goes away),
 some non-streaming, and malformed ones. Valid requests must all succeed;
 malformed ones must get a 4xx, never a 5xx or a dropped connection. The
 server's RSS is sampled from /proc/PID/status to show it stays flat.
+
+With --hostile H, H more threads attack the server beside them (the
+attacks of RELIABILITY.md, "Hostile clients"): header floods, endless
+request lines, slow clients trickling bytes, bodies that stop, 100 MiB
+chunked bodies, gzip bodies, prompts nested 50,000 deep, Range floods,
+resets mid-request and mid-stream, clients that never read, and idle
+connections held open. Each must end in the status its limit answers or a
+closed connection; none may cost a valid request anything.
+
 Exit status 1 when any of that fails.
 """
 import argparse
 import http.client
 import json
 import random
+import socket
+import struct
 import threading
 import time
 
@@ -168,6 +179,187 @@ def client(args, seed, deadline, stats):
                        f"{type(e).__name__}: {e}")
 
 
+# ---- Hostile clients ------------------------------------------------------
+# Each attack returns what it saw: the status of the answer, or "closed"
+# (the server closed or reset the connection). ALLOWED lists what may be
+# seen; anything else is a failure.
+
+def connect(args, rcvbuf=0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(args.hostile_timeout)
+    s.connect((args.host, args.port))
+    return s
+
+
+def read_status(s):
+    """The status of the response on s, or "closed"."""
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    if data.startswith(b"HTTP/1.1 "):
+        return int(data[9:12])
+    return "closed"
+
+
+def reset(s):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+def send_until_answered(s, head, piece, limit):
+    """Sends head, then piece until `limit` bytes, reading the answer."""
+    result = []
+    reader = threading.Thread(target=lambda: result.append(read_status(s)))
+    reader.start()
+    try:
+        s.sendall(head)
+        sent = len(head)
+        while sent < limit and reader.is_alive():
+            s.sendall(piece)
+            sent += len(piece)
+    except OSError:
+        pass
+    reader.join()
+    return result[0]
+
+
+def attack_header_flood(args, rng):
+    with connect(args) as s:
+        return send_until_answered(s, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n",
+                                   b"X-Flood: " + b"a" * 1000 + b"\r\n", 64 << 20)
+
+
+def attack_long_line(args, rng):
+    with connect(args) as s:
+        return send_until_answered(s, b"GET /", b"a" * 65536, 200 << 20)
+
+
+def attack_chunked_body(args, rng):
+    with connect(args) as s:
+        return send_until_answered(
+            s, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"10000\r\n" + b"a" * 0x10000 + b"\r\n", 100 << 20)
+
+
+def attack_gzip(args, rng):
+    with connect(args) as s:
+        body = b"\x1f\x8b\x08\x00" + bytes(rng.randrange(256) for _ in range(512))
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        return read_status(s)
+
+
+def attack_nested(args, rng):
+    depth = rng.choice([1000, 50000])
+    body = b'{"prompt": ' + b"[" * depth + b"1" + b"]" * depth + b"}"
+    with connect(args) as s:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                  + body)
+        return read_status(s)
+
+
+def attack_ranges(args, rng):
+    with connect(args) as s:
+        s.sendall(b"GET /playground.js HTTP/1.1\r\nHost: x\r\nRange: bytes=0-" + b",0-" * 2700 +
+                  b"\r\n\r\n")
+        return read_status(s)
+
+
+def attack_slow_head(args, rng):
+    """Trickles header lines: the head deadline ends it (408)."""
+    with connect(args) as s:
+        result = []
+        reader = threading.Thread(target=lambda: result.append(read_status(s)))
+        reader.start()
+        try:
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
+            while reader.is_alive():
+                s.sendall(b"X-Slow: 1\r\n")
+                time.sleep(0.5)
+        except OSError:
+            pass
+        reader.join()
+        return result[0]
+
+
+def attack_slow_body(args, rng):
+    with connect(args) as s:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+        return read_status(s)
+
+
+def attack_reset(args, rng):
+    """A long request, then a reset: streamed or not, it is cancelled."""
+    stream = rng.random() < 0.5
+    body = json.dumps({"prompt": rng.choice(PROMPTS), "max_tokens": 400, "ignore_eos": True,
+                       "stream": stream, "kv": "local:recent=32"}).encode()
+    s = connect(args)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+              + body)
+    time.sleep(rng.uniform(0, 0.2))
+    reset(s)
+    return "reset"
+
+
+def attack_no_read(args, rng):
+    """A stream whose client never reads, held for a few seconds."""
+    body = json.dumps({"prompt": rng.choice(PROMPTS), "max_tokens": 400, "ignore_eos": True,
+                       "stream": True, "logprobs": 5, "kv": "local:recent=32"}).encode()
+    with connect(args, rcvbuf=4096) as s:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                  + body)
+        time.sleep(rng.uniform(1, 4))
+    return "left"
+
+
+def attack_idle(args, rng):
+    """Connections opened and never used, held until the server closes them."""
+    conns = [connect(args) for _ in range(rng.randint(10, 50))]
+    seen = [read_status(s) for s in conns]
+    for s in conns:
+        s.close()
+    return "closed" if all(x == "closed" for x in seen) else next(x for x in seen if x != "closed")
+
+
+ATTACKS = {
+    "header_flood": (attack_header_flood, {431, "closed"}),
+    "long_line": (attack_long_line, {414, "closed"}),
+    "chunked_body": (attack_chunked_body, {413, "closed"}),
+    "gzip_body": (attack_gzip, {415}),
+    "nested_prompt": (attack_nested, {400}),
+    "ranges": (attack_ranges, {200}),
+    "slow_head": (attack_slow_head, {408, "closed"}),
+    "slow_body": (attack_slow_body, {408}),
+    "reset": (attack_reset, {"reset"}),
+    "no_read": (attack_no_read, {"left"}),
+    "idle": (attack_idle, {"closed"}),
+}
+
+
+def hostile(args, seed, deadline, stats):
+    rng = random.Random(1000003 * seed + 7)
+    names = sorted(ATTACKS)
+    while time.monotonic() < deadline:
+        name = rng.choice(names)
+        attack, allowed = ATTACKS[name]
+        try:
+            seen = attack(args, rng)
+        except OSError as e:
+            seen = f"{type(e).__name__}: {e}"
+        if seen in allowed:
+            stats.add("hostile_" + name)
+        else:
+            stats.fail("hostile_unexpected", f"{name}: {seen}")
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -201,6 +393,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=300, help="per-request socket timeout, seconds")
     ap.add_argument("--rss-interval", type=float, default=10)
     ap.add_argument("--rss-out", help="write the RSS samples here (TSV: seconds, KiB)")
+    ap.add_argument("--hostile", type=int, default=0, help="attacking threads beside the clients")
+    ap.add_argument("--rss-slack-mib", type=float, default=16,
+                    help="how much the second half's RSS peak may pass the first half's")
+    ap.add_argument("--hostile-timeout", type=float, default=120,
+                    help="socket timeout of the attacks, seconds")
     args = ap.parse_args()
 
     stats, rss, stop = Stats(), [], threading.Event()
@@ -210,6 +407,8 @@ def main():
     deadline = start + args.duration
     threads = [threading.Thread(target=client, args=(args, i, deadline, stats))
                for i in range(args.clients)]
+    threads += [threading.Thread(target=hostile, args=(args, i, deadline, stats))
+                for i in range(args.hostile)]
     for t in threads:
         t.start()
     for t in threads:
@@ -230,13 +429,27 @@ def main():
     print(f"latency of completed valid requests: p50 {percentile(stats.latencies, 50):.2f} s, "
           f"p99 {percentile(stats.latencies, 99):.2f} s; first event p50 "
           f"{percentile(stats.first_token, 50):.2f} s, p99 {percentile(stats.first_token, 99):.2f} s")
+    if args.hostile:
+        attacks = ", ".join(f"{name} {c.get('hostile_' + name, 0)}" for name in sorted(ATTACKS))
+        print(f"attacks by {args.hostile} threads, each answered as its limit says: {attacks}; "
+              f"unexpected {c.get('hostile_unexpected', 0)}")
     print("RSS (MiB) over time: " + ", ".join(f"{t:.0f}s {k / 1024:.1f}" for t, k in rss))
+    # Flat: the second half's peak within a few MiB of the first half's (a
+    # leak keeps climbing; allocator pools settle in the first minutes).
+    half = [k for t, k in rss if t >= elapsed / 2]
+    first = [k for t, k in rss if t < elapsed / 2]
+    rss_grew = bool(first and half and max(half) > max(first) + args.rss_slack_mib * 1024)
+    if first and half:
+        print(f"RSS peak: first half {max(first) / 1024:.1f} MiB, second half {max(half) / 1024:.1f} MiB"
+              + (" (grew)" if rss_grew else ""))
     if args.rss_out:
         with open(args.rss_out, "w") as f:
             f.writelines(f"{t:.1f}\t{k}\n" for t, k in rss)
     for kind, detail in stats.failures:
         print(f"  {kind}: {detail}")
-    return 1 if c.get("valid_errors", 0) or c.get("malformed_unexpected", 0) else 0
+    failed = c.get("valid_errors", 0) or c.get("malformed_unexpected", 0) or \
+        c.get("hostile_unexpected", 0) or rss_grew
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
 #include "test_data.h"
 
 namespace h2o::testing {
@@ -97,10 +99,16 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args) {
   throw std::runtime_error("h2o serve did not start: " + Log());
 }
 
+// A server that does not drain and exit 0 on SIGTERM (or that a sanitizer
+// stopped) fails the test that ran it.
 ServeProcess::~ServeProcess() {
-  Stop();
+  const bool running = pid_ > 0;
+  const int status = Stop();
   if (reader_.joinable()) reader_.join();
   if (stderr_fd_ >= 0) close(stderr_fd_);
+  if (running && status != 0) {
+    ADD_FAILURE() << "h2o serve exited " << status << " on SIGTERM:\n" << Log();
+  }
 }
 
 int ServeProcess::Stop() {

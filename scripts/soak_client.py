@@ -214,8 +214,9 @@ def reset(s):
     s.close()
 
 
-def send_until_answered(s, head, piece, limit):
-    """Sends head, then piece until `limit` bytes, reading the answer."""
+def send_until_answered(s, head, piece, limit, pause=0.0):
+    """Sends head, then piece until `limit` bytes (waiting `pause` seconds
+    between pieces), reading the answer."""
     result = []
     reader = threading.Thread(target=lambda: result.append(read_status(s)))
     reader.start()
@@ -225,6 +226,7 @@ def send_until_answered(s, head, piece, limit):
         while sent < limit and reader.is_alive():
             s.sendall(piece)
             sent += len(piece)
+            time.sleep(pause)
     except OSError:
         pass
     reader.join()
@@ -276,18 +278,8 @@ def attack_ranges(args, rng):
 def attack_slow_head(args, rng):
     """Trickles header lines: the head deadline ends it (408)."""
     with connect(args) as s:
-        result = []
-        reader = threading.Thread(target=lambda: result.append(read_status(s)))
-        reader.start()
-        try:
-            s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
-            while reader.is_alive():
-                s.sendall(b"X-Slow: 1\r\n")
-                time.sleep(0.5)
-        except OSError:
-            pass
-        reader.join()
-        return result[0]
+        return send_until_answered(s, b"POST /v1/completions HTTP/1.1\r\n", b"X-Slow: 1\r\n",
+                                   1 << 30, pause=0.5)
 
 
 def attack_slow_body(args, rng):

@@ -142,17 +142,19 @@ TEST(CliErrors, ServeBadFlags) {
   ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --chat-template nope"),
                      "unknown chat template 'nope'");
   ExpectOneErrorLine(RunH2o("serve -m /nonexistent/model.gguf"), "/nonexistent/model.gguf");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-header-size lots"),
-                     "--max-header-size");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-header-size 100"),
-                     "--max-header-size must be at least 1KiB");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --max-connections 0"), "--max-connections");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --header-timeout -1"), "--header-timeout");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key a,,b"), "--api-key: an empty key");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key-file /nonexistent/keys"),
-                     "/nonexistent/keys");
-  ExpectOneErrorLine(RunH2o("serve -m " + kModel + " --api-key-file /dev/null"),
-                     "--api-key-file /dev/null: no key in it");
+  // The limits and keys (RELIABILITY.md, "Hostile clients").
+  const std::pair<std::string, std::string> bad[] = {
+      {"--max-header-size lots", "--max-header-size"},
+      {"--max-header-size 100", "--max-header-size must be at least 1KiB"},
+      {"--max-connections 0", "--max-connections"},
+      {"--header-timeout -1", "--header-timeout"},
+      {"--api-key a,,b", "--api-key: an empty key"},
+      {"--api-key-file /nonexistent/keys", "/nonexistent/keys"},
+      {"--api-key-file /dev/null", "--api-key-file /dev/null: no key in it"},
+  };
+  for (const auto& [flags, says] : bad) {
+    ExpectOneErrorLine(RunH2o("serve -m " + kModel + " " + flags), says);
+  }
 }
 
 // A port another process listens on: the reason, not just "cannot listen".

@@ -43,8 +43,9 @@ struct ServeFlags {
   double header_timeout = 10, body_timeout = 60, idle_timeout = 5, send_timeout = 60;
 };
 
+// Seconds as a duration; a year at most (what "never" means here).
 std::chrono::milliseconds Seconds(double s) {
-  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0));
+  return std::chrono::milliseconds(static_cast<int64_t>(std::min(s, 365.0 * 86400.0) * 1000.0));
 }
 
 // --api-key (repeatable, comma-separated) and --api-key-file (one a line;
@@ -207,32 +208,23 @@ Command RegisterServe(CLI::App& app) {
   cmd->add_option("--max-header-size", f->max_header_size,
                   "largest request line and headers together (431 beyond)")
       ->capture_default_str();
-  cmd->add_option("--max-headers", f->max_headers, "most header fields in a request (431 beyond)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--max-connections", f->max_connections,
-                  "most open connections; at the cap the longest-idle, then the slowest-sending "
-                  "one is closed for a new one")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--header-timeout", f->header_timeout,
-                  "seconds from a connection's start (or its last response) to the end of a "
-                  "request's headers (408 beyond)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--body-timeout", f->body_timeout,
-                  "seconds from the end of the headers to the end of the body (408 beyond)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--idle-timeout", f->idle_timeout,
-                  "seconds an idle keep-alive connection stays open")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--send-timeout", f->send_timeout,
-                  "seconds a response may make no progress (a client not reading) before its "
-                  "connection closes and its request is cancelled")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  // Counts and seconds: positive, their defaults shown.
+  auto positive = [cmd](const std::string& name, auto& value, const std::string& help) {
+    cmd->add_option(name, value, help)->check(CLI::PositiveNumber)->capture_default_str();
+  };
+  positive("--max-headers", f->max_headers, "most header fields in a request (431 beyond)");
+  positive("--max-connections", f->max_connections,
+           "most open connections; at the cap the longest-idle, then the slowest-sending one is "
+           "closed for a new one");
+  positive("--header-timeout", f->header_timeout,
+           "seconds from a connection's start (or its last response) to the end of a request's "
+           "headers (408 beyond)");
+  positive("--body-timeout", f->body_timeout,
+           "seconds from the end of the headers to the end of the body (408 beyond)");
+  positive("--idle-timeout", f->idle_timeout, "seconds an idle keep-alive connection stays open");
+  positive("--send-timeout", f->send_timeout,
+           "seconds a response may make no progress (a client not reading) before its connection "
+           "closes and its request is cancelled");
   return {cmd, [f] { return RunServe(*f); }};
 }
 

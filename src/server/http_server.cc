@@ -181,17 +181,19 @@ class Exchange final : public HttpExchange {
 
   void Reply(int status, std::string_view content_type, std::string body,
              const HttpHeaders& headers) override {
+    std::function<void()> dropped;
     std::lock_guard<std::mutex> lock(mu_);
     if (begun_ || abandoned_) return;
     begun_ = true;
-    ended_ = true;
     out_ += ResponseHead(status, content_type, body.size(), keep_alive_, headers);
     if (!head_only_) out_ += body;
+    dropped = Ended();
     PostFlush();
   }
 
   void BeginStream(int status, std::string_view content_type,
                    const HttpHeaders& headers) override {
+    std::function<void()> dropped;
     std::lock_guard<std::mutex> lock(mu_);
     if (begun_ || abandoned_) return;
     begun_ = true;
@@ -199,8 +201,8 @@ class Exchange final : public HttpExchange {
     AppendChunk(out_, early_);
     std::string().swap(early_);
     if (end_early_) {
-      ended_ = true;
       out_ += "0\r\n\r\n";
+      dropped = Ended();
     }
     PostFlush();
   }
@@ -217,26 +219,27 @@ class Exchange final : public HttpExchange {
   }
 
   void End() override {
+    std::function<void()> dropped;
     std::lock_guard<std::mutex> lock(mu_);
     if (!begun_) {
       end_early_ = true;
       return;
     }
     if (ended_ || abandoned_) return;
-    ended_ = true;
     out_ += "0\r\n\r\n";
+    dropped = Ended();
     PostFlush();
   }
 
   void OnClose(std::function<void()> on_close) override {
     std::unique_lock<std::mutex> lock(mu_);
+    if (ended_) return;  // nothing left to abandon
     if (!abandoned_) {
       on_close_ = std::move(on_close);
       return;
     }
-    const bool run = !ended_;
     lock.unlock();
-    if (run && on_close) on_close();
+    if (on_close) on_close();
   }
 
   // I/O thread: what to write now.
@@ -268,6 +271,14 @@ class Exchange final : public HttpExchange {
   }
 
  private:
+  // The response is complete: on_close will never run. It is handed back to
+  // be destroyed after the lock (a `dropped` declared before the lock
+  // guard): it may hold the last reference to what holds this exchange.
+  std::function<void()> Ended() {
+    ended_ = true;
+    return std::move(on_close_);
+  }
+
   void PostFlush() {
     if (flush_posted_) return;
     flush_posted_ = true;

@@ -1,6 +1,8 @@
 // The server log under a flood: at most a few lines a second reach the
 // log, the rest are counted and reported with the next line that does, so
-// an attacker cannot fill a disk or a terminal through refusals.
+// an attacker cannot fill a disk or a terminal through refusals. Lines are
+// cut at 400 bytes and control characters shown as '?': they quote what
+// clients sent.
 #pragma once
 
 #include <chrono>

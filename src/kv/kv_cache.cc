@@ -125,7 +125,7 @@ uint8_t* KvCache::VRow(int32_t layer, int32_t head, int32_t slot) {
   return RowIn(v_, v_spill_, v_row_bytes_, layer, head, slot);
 }
 
-int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
+int32_t KvCache::TakeSlot(int32_t layer, int32_t head, int32_t pos) {
   const size_t h = HeadIndex(layer, head);
   H2O_CHECK(count_[h] < config_.layer_capacity(layer));
   // Between forward passes every written slot holds a token (see
@@ -139,15 +139,12 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
     H2O_CHECK(claimed || spilled == layer);
     spilled = layer;
   }
-  // Quantized once here; attention reads the stored rows as they are.
-  kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);
-  kernels::QuantizeRow(config_.types.v, v, VRow(layer, head, slot), config_.head_dim);
   pos_[SlotIndex(layer, head, slot)] = pos;
   if (double* score = scores(layer, head)) {
     // Each token appended is one more query, which first ages the head's
     // scores (h2o:score=ema; kv/policies.h, H2oScore).
     if (const double decay = policy_->score_decay(); decay != 1.0) {
-      for (int32_t s = 0; s < high_water_[h]; ++s) score[s] *= decay;
+      for (int32_t s = 0; s < slot; ++s) score[s] *= decay;
     }
     score[slot] = 0.0;
   }
@@ -155,6 +152,34 @@ int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k
   ++count_[h];
   if (pos > newest_pos_[h]) newest_pos_[h] = pos;
   return slot;
+}
+
+int32_t KvCache::Append(int32_t layer, int32_t head, int32_t pos, const float* k, const float* v) {
+  const int32_t slot = TakeSlot(layer, head, pos);
+  // Quantized once here; attention reads the stored rows as they are.
+  kernels::QuantizeRow(config_.types.k, k, KRow(layer, head, slot), config_.head_dim);
+  kernels::QuantizeRow(config_.types.v, v, VRow(layer, head, slot), config_.head_dim);
+  return slot;
+}
+
+void KvCache::AppendKept(const KvCache& from) {
+  const KvCacheConfig& f = from.config_;
+  H2O_CHECK(f.n_layer == config_.n_layer && f.n_head_kv == config_.n_head_kv &&
+            f.head_dim == config_.head_dim && f.types == config_.types &&
+            f.layer_window == config_.layer_window);
+  for (const int32_t spilled : from.spill_layer_) H2O_CHECK(spilled < 0);
+  for (int32_t layer = 0; layer < config_.n_layer; ++layer) {
+    for (int32_t head = 0; head < config_.n_head_kv; ++head) {
+      const KvHeadView rows = from.View(layer, head);
+      for (int32_t s = 0; s < rows.n_slots; ++s) {
+        if (rows.pos[s] == kFreeSlot) continue;
+        const int32_t slot = TakeSlot(layer, head, rows.pos[s]);
+        H2O_CHECK(slot < config_.layer_budget(layer));  // never into the shared spill
+        std::memcpy(KRow(layer, head, slot), rows.KRow(s), k_row_bytes_);
+        std::memcpy(VRow(layer, head, slot), rows.VRow(s), v_row_bytes_);
+      }
+    }
+  }
 }
 
 void KvCache::PrefetchNextAppend(int32_t layer, int32_t head) {

@@ -150,6 +150,15 @@ class KvCache {
   // the first Append, or after Clear; checked).
   void CommitRows();
 
+  // Appends every token `from` holds (its K/V rows as stored, positions),
+  // head by head in slot order, with scores starting at 0: a cache
+  // compressed once (`from`, evicted to its budget) continues in this one,
+  // whose budget holds it and what comes after without evicting (eval's
+  // kvpress-style protocols). Requires the same n_layer, n_head_kv,
+  // head_dim, types and windows, nothing spilled in `from` (between
+  // passes), and room within each layer's budget here (all checked).
+  void AppendKept(const KvCache& from);
+
   // Makes this cache hold exactly what `other` holds (tokens, slots,
   // scores, the policy's state), so both evict alike from here on: lets a
   // caller save a prefix once and score several continuations of it.
@@ -192,6 +201,9 @@ class KvCache {
   // Index into score_/step_attn_, for a global layer only.
   size_t ScoredIndex(int32_t layer, int32_t head, int32_t slot) const;
   HeadMetadata Metadata(int32_t layer, int32_t head);
+  // Takes the next slot of (layer, head) for a token at `pos` (its rows
+  // are the caller's to write) and does the slot's bookkeeping.
+  int32_t TakeSlot(int32_t layer, int32_t head, int32_t pos);
   // The home slots one head's evictions freed, awaiting its spilled
   // survivors: a stack over the head's spill_slots entries of freed_home_,
   // alive for one EvictHeadOverBudget (a head evicts at most its spill's

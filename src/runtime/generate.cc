@@ -62,6 +62,8 @@ Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const
                                                  const GenerateCallbacks& callbacks) {
   for (const GenerateJob& job : jobs) {
     H2O_CHECK(job.sequence != nullptr);
+    H2O_CHECK(job.then == nullptr ||
+              (job.compress_after > 0 && job.compress_after <= job.prompt.size()));
     if (job.prompt.empty()) return Status::Error("the prompt has no tokens");
   }
   const size_t n = jobs.size();
@@ -70,10 +72,12 @@ Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const
   std::vector<size_t> fed(n, 0);   // prompt tokens fed
   std::vector<int32_t> next(n);    // the token each decoding job feeds next
   std::vector<bool> live(n, true);
-  for (const GenerateJob& job : jobs) {
-    states.emplace_back(job.options, tokenizer);
-    states.back().Saw(job.prompt);
-    job.sequence->Reset();
+  std::vector<Sequence*> current(n);  // the sequence each job feeds now
+  for (size_t j = 0; j < n; ++j) {
+    states.emplace_back(jobs[j].options, tokenizer);
+    states.back().Saw(jobs[j].prompt);
+    jobs[j].sequence->Reset();
+    current[j] = jobs[j].sequence;
   }
   std::vector<BatchItem> batch;
   std::vector<size_t> batch_job;
@@ -86,9 +90,14 @@ Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const
     for (size_t j = 0; j < n; ++j) {
       if (!live[j]) continue;
       const GenerateJob& job = jobs[j];
-      BatchItem item{job.sequence, std::span<const int32_t>(&next[j], 1)};
+      BatchItem item{current[j], std::span<const int32_t>(&next[j], 1)};
       if (fed[j] < job.prompt.size()) {
-        const size_t len = std::min<size_t>(job.sequence->max_chunk(), job.prompt.size() - fed[j]);
+        const int32_t max_chunk = current[j]->max_chunk();
+        const auto chunk = static_cast<size_t>(job.chunk > 0 ? std::min(job.chunk, max_chunk)
+                                                             : max_chunk);
+        const bool compressing = job.then != nullptr && fed[j] < job.compress_after;
+        const size_t end = compressing ? job.compress_after : job.prompt.size();
+        const size_t len = std::min(chunk, end - fed[j]);
         item.tokens = job.prompt.subspan(fed[j], len);
         item.want_logits = fed[j] + len == job.prompt.size();
       }
@@ -103,12 +112,17 @@ Result<std::vector<Generation>> GenerateLockstep(Engine& engine, std::span<const
     H2O_RETURN_IF_ERROR(engine.Forward(batch));
     for (size_t k = 0; k < batch.size(); ++k) {
       const size_t j = batch_job[k];
+      const Sequence* fed_sequence = current[j];
       if (fed[j] < jobs[j].prompt.size()) {
         fed[j] += batch[k].tokens.size();
+        if (jobs[j].then != nullptr && fed[j] == jobs[j].compress_after) {
+          jobs[j].then->ContinueFrom(*jobs[j].sequence);
+          current[j] = jobs[j].then;
+        }
         if (fed[j] < jobs[j].prompt.size()) continue;
         if (callbacks.on_prompt_fed) callbacks.on_prompt_fed(j);
       }
-      const std::optional<int32_t> id = states[j].Next(jobs[j].sequence->last_logits());
+      const std::optional<int32_t> id = states[j].Next(fed_sequence->last_logits());
       if (id && callbacks.on_token) callbacks.on_token(j, *id);
       if (states[j].done()) {
         live[j] = false;

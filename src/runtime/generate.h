@@ -96,6 +96,15 @@ struct GenerateJob {
   Sequence* sequence = nullptr;
   std::span<const int32_t> prompt;  // must outlive the call
   GenerateOptions options;
+  // Prompt tokens per forward pass; 0: the sequence's max_chunk (at most).
+  int32_t chunk = 0;
+  // A cache compressed once, as kvpress evaluates: after `compress_after`
+  // prompt tokens (chunks end there), `then` continues `sequence`
+  // (Sequence::ContinueFrom) and takes the rest of the prompt and the
+  // generation, so what `sequence` kept is all that is kept of them and
+  // nothing later is evicted. Null: `sequence` takes everything.
+  Sequence* then = nullptr;
+  size_t compress_after = 0;
 };
 
 // Optional hooks, called on the driving thread as the run goes.
@@ -109,9 +118,9 @@ struct GenerateCallbacks {
 
 // Resets every job's sequence, then runs the jobs together on `engine`:
 // each forward pass takes, for every unfinished job in order, its next
-// prompt chunk (up to its sequence's max_chunk; logits only after the last
-// one) or the token it generated last, as many as fit in the engine's batch
-// (the rest wait for the next pass). A job leaves the batch when it
+// prompt chunk (up to its chunk; logits only after the last one) or the
+// token it generated last, as many as fit in the engine's batch (the rest
+// wait for the next pass). A job leaves the batch when it
 // finishes. Returns one Generation per job, in order. Errors: a job with
 // an empty prompt (before anything runs), or those of Engine::Forward (a
 // bad id, prompt + max_tokens past a context; the sequences are then

@@ -122,6 +122,13 @@ void Sequence::Reset() {
   cache_->Clear();
 }
 
+void Sequence::ContinueFrom(const Sequence& from) {
+  H2O_CHECK(&from.model_ == &model_);
+  Reset();
+  cache_->AppendKept(*from.cache_);
+  n_past_ = from.n_past_;
+}
+
 void Sequence::Save(SequenceSnapshot& snapshot) const {
   if (snapshot.cache == nullptr || snapshot.sequence_id != id_) {
     snapshot.cache = std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));

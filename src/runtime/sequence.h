@@ -63,6 +63,15 @@ class Sequence {
   // Forgets the sequence; buffers stay allocated.
   void Reset();
 
+  // Continues `from` (a sequence of the same model and KV types): this one,
+  // reset, takes every token `from`'s cache kept and its position, and goes
+  // on from there under its own policy. A cache compressed once and then
+  // left alone is `from` evicted to its budget continuing in a sequence
+  // whose budget holds what it kept plus what comes next (eval's
+  // kvpress-style protocols). Checked: the same model, types and windows,
+  // and room within each layer's budget.
+  void ContinueFrom(const Sequence& from);
+
   // Save copies the sequence state into `snapshot` (allocating its cache
   // when it is empty or holds another sequence's state); Restore puts it
   // back, after which every forward gives the same logits and evictions as

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kv/kv_cache.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
 #include "q8_model.h"
@@ -300,6 +302,63 @@ TEST(GenerateLockstep, ResetsTheSequencesAndRejectsAnEmptyPrompt) {
   const auto past = Generate(**engine, **sequence, prompt, Greedy(300), nullptr);
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find("context is full"), std::string::npos);
+}
+
+// Positions a cache holds in (layer, head), sorted.
+std::vector<int32_t> Kept(const KvCache& cache, int32_t layer, int32_t head) {
+  const KvHeadView rows = cache.View(layer, head);
+  std::vector<int32_t> out;
+  for (int32_t s = 0; s < rows.n_slots; ++s) {
+    if (rows.pos[s] >= 0) out.push_back(rows.pos[s]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A cache compressed once, as kvpress evaluates: the evicting sequence
+// takes the 48-token context alone and evicts to its budget of 16; the
+// question (12 tokens) and the answer then join exactly what it kept, in
+// a sequence that evicts nothing more. Checked in every (layer, head):
+// the evicting cache never held a question token, it kept what the same
+// context fed alone keeps, and the continuing cache holds that plus every
+// question and fed answer position.
+TEST(GenerateLockstep, CompressedOnceTheQuestionAndAnswerJoinWhatTheContextKept) {
+  const Model& model = testing::Q8Model();
+  auto engine = Engine::Create(model, {.n_threads = 2, .max_batch_tokens = 64});
+  ASSERT_TRUE(engine.ok());
+  const std::vector<int32_t> prompt = Prompt({"full", "s001.txt", 60, 8, {}});
+  constexpr size_t kContext = 48;
+  SequenceOptions evicting = Options({"h2o:heavy=8,recent=8", "s001.txt", kContext, 8, {}});
+  SequenceOptions keeping = Options({"local:recent=40", "s001.txt", kContext, 8, {}});
+  auto a = (*engine)->NewSequence(evicting);
+  auto c = (*engine)->NewSequence(keeping);
+  auto alone = (*engine)->NewSequence(evicting);
+  ASSERT_TRUE(a.ok() && c.ok() && alone.ok());
+  GenerateJob job{a->get(), prompt, Greedy(10)};
+  job.chunk = 8;
+  job.then = c->get();
+  job.compress_after = kContext;
+  auto out = GenerateLockstep(**engine, {&job, 1}, nullptr);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->front().ids.size(), 10u);
+  // The context alone, in the same chunks.
+  const auto context_only =
+      Generate(**engine, **alone, std::span(prompt).first(kContext), Greedy(0), nullptr);
+  ASSERT_TRUE(context_only.ok());
+  EXPECT_EQ((*a)->n_past(), static_cast<int32_t>(kContext));
+  EXPECT_EQ((*c)->n_past(), 60 + 10 - 1);  // the last generated token is never fed
+  const KvCacheConfig& config = (*a)->cache().config();
+  for (int32_t l = 0; l < config.n_layer; ++l) {
+    for (int32_t h = 0; h < config.n_head_kv; ++h) {
+      const std::vector<int32_t> compressed = Kept((*a)->cache(), l, h);
+      ASSERT_EQ(compressed.size(), 16u) << l << " " << h;
+      EXPECT_LT(compressed.back(), static_cast<int32_t>(kContext));
+      EXPECT_EQ(compressed, Kept((*alone)->cache(), l, h));
+      std::vector<int32_t> expected = compressed;
+      for (int32_t p = kContext; p < 69; ++p) expected.push_back(p);
+      EXPECT_EQ(Kept((*c)->cache(), l, h), expected) << l << " " << h;
+    }
+  }
 }
 
 }  // namespace

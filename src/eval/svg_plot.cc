@@ -25,36 +25,6 @@ constexpr std::array<const char*, 10> kColors = {"#1f77b4", "#ff7f0e", "#2ca02c"
                                                  "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                                  "#bcbd22", "#17becf"};
 
-std::string EscapeXml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 allows no control characters but tab, newline and return.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 // Larger magnitudes are not plotted, so that spans and tick rounding
 // cannot overflow.
 constexpr double kMaxMagnitude = 1e300;
@@ -336,6 +306,36 @@ void AppendLegend(std::string& svg, const LinePlot& plot) {
 }
 
 }  // namespace
+
+std::string EscapeXml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and return.
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
 
 std::string RenderLinePlotSvg(const LinePlot& plot) {
   const auto [x_range, y_range] = DataRanges(plot);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace h2o {
@@ -44,5 +45,9 @@ struct LinePlot {
 // names) is XML-escaped, and control characters XML 1.0 forbids are
 // dropped. Pure; safe from any thread.
 std::string RenderLinePlotSvg(const LinePlot& plot);
+
+// Text for SVG (XML 1.0): markup characters escaped, the control
+// characters XML forbids dropped.
+std::string EscapeXml(std::string_view text);
 
 }  // namespace h2o

@@ -9,6 +9,7 @@ namespace {
 
 std::optional<TaskFormat> FormatOf(const JsonlLine& line) {
   const auto& v = line.value;
+  if (v.contains("question") && v.contains("outputs")) return TaskFormat::kRetrieval;
   if (v.contains("context") && v.contains("choices")) return TaskFormat::kMultipleChoice;
   if (v.contains("prompt")) return TaskFormat::kScoreRequests;
   if (v.contains("article")) return TaskFormat::kSummarization;
@@ -25,6 +26,8 @@ std::string_view TaskFormatName(TaskFormat format) {
       return "score-requests";
     case TaskFormat::kSummarization:
       return "summarization";
+    case TaskFormat::kRetrieval:
+      return "retrieval";
   }
   return "?";
 }
@@ -37,7 +40,8 @@ Result<TaskFormat> DetectTaskFormat(std::span<const JsonlLine> lines) {
     if (!format) {
       return Status::Error(fmt::format(
           "{}: unknown task format (expected {{\"context\", \"choices\", \"gold\"}}, "
-          "{{\"prompt\", \"echo\", \"max_tokens\", ...}} or {{\"article\", \"summary_gt\", ...}})",
+          "{{\"prompt\", \"echo\", \"max_tokens\", ...}}, {{\"article\", \"summary_gt\", ...}} or "
+          "{{\"context\", \"question\", \"outputs\", ...}})",
           line.where));
     }
     if (!first) first = format;

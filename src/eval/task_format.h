@@ -1,7 +1,8 @@
 // Which kind of task a JSONL file holds, told by the fields of its lines:
 // multiple choice {"context", "choices", "gold"}, the H2O repository's
-// scoring requests {"prompt", "echo", ...} or its summarization items
-// {"article", "summary_gt", ...}.
+// scoring requests {"prompt", "echo", ...}, its summarization items
+// {"article", "summary_gt", ...}, or long-context retrieval items
+// {"context", "question", "outputs", ...} (`h2o mktask ruler`).
 #pragma once
 
 #include <span>
@@ -12,7 +13,7 @@
 
 namespace h2o {
 
-enum class TaskFormat { kMultipleChoice, kScoreRequests, kSummarization };
+enum class TaskFormat { kMultipleChoice, kScoreRequests, kSummarization, kRetrieval };
 
 std::string_view TaskFormatName(TaskFormat format);  // "multiple-choice", ...
 

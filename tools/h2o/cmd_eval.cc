@@ -33,10 +33,16 @@ int RunEval(const EvalFlags& f) {
     return Fail(
         fmt::format("--shots applies to multiple-choice tasks, not {}", TaskFormatName(*format)));
   }
-  if (!f.out_path.empty() && *format == TaskFormat::kMultipleChoice) {
-    return Fail(
-        "--out applies to scoring requests and summarization, not multiple choice "
-        "(--report writes the results table)");
+  if (!f.out_path.empty() &&
+      (*format == TaskFormat::kMultipleChoice || *format == TaskFormat::kRetrieval)) {
+    return Fail(fmt::format(
+        "--out applies to scoring requests and summarization, not {} (--report writes the "
+        "results table)",
+        TaskFormatName(*format)));
+  }
+  if (f.question_in_context && *format != TaskFormat::kRetrieval) {
+    return Fail(fmt::format("--question-in-context applies to retrieval tasks, not {}",
+                            TaskFormatName(*format)));
   }
   if (!f.out_path.empty()) {
     if (Status st = CheckWritable(f.out_path, "--out"); !st.ok()) return Fail(st);
@@ -55,6 +61,8 @@ int RunEval(const EvalFlags& f) {
       return RunScoreRequests(f, **model, *tokenizer, lines, *runs);
     case TaskFormat::kSummarization:
       return RunSummarization(f, **model, *tokenizer, lines, *runs);
+    case TaskFormat::kRetrieval:
+      return RunRetrieval(f, **model, *tokenizer, lines, *runs);
   }
   return 1;
 }
@@ -66,7 +74,7 @@ Command RegisterEval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "task accuracy per KV policy: multiple choice, H2O-repository scoring requests, "
-      "summarization");
+      "summarization, long-context retrieval (h2o mktask ruler)");
   AddModelFlags(*cmd, f->model, /*default_chunk=*/1, /*kv_type_list=*/true);
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
@@ -99,8 +107,14 @@ Command RegisterEval(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", f->seed, "summarization: sampling seed (each item starts from it)")
       ->capture_default_str();
+  cmd->add_flag("--question-in-context", f->question_in_context,
+                "retrieval: compress context and question together (query-aware); default: the "
+                "context alone, the question fed after (query-agnostic, as kvpress)");
   cmd->add_flag("--json", f->json, "print the results as JSON");
-  return {cmd, [f] { return RunEval(*f); }};
+  return {cmd, [f, cmd] {
+            f->chunk_given = cmd->get_option("--chunk")->count() > 0;
+            return RunEval(*f);
+          }};
 }
 
 }  // namespace h2o::cli

@@ -21,6 +21,7 @@ Command RegisterInspect(CLI::App& app);
 Command RegisterConvert(CLI::App& app);
 Command RegisterBench(CLI::App& app);
 Command RegisterMkModel(CLI::App& app);
+Command RegisterMkTask(CLI::App& app);
 Command RegisterAnalyze(CLI::App& app);
 Command RegisterEval(CLI::App& app);
 Command RegisterServe(CLI::App& app);

@@ -42,7 +42,7 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
 }
 
 RunSequence::RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec,
-                         const KvTypes& types, bool pos_shift)
+                         const KvTypes& types, bool pos_shift, int32_t chunk)
     : flags_(f.model), per_item_(KvSpecUsesPercent(spec)) {
   flags_.kv_spec = spec.text;
   flags_.kv_type_k = TraitsOf(types.k).name;
@@ -50,7 +50,7 @@ RunSequence::RunSequence(const EvalFlags& f, const Model& model, const KvSpec& s
   flags_.kv_pos_shift = pos_shift;
   // One chunk for all runs, even where --kv-pos-shift would let a chunk
   // pass the context: sequences fed in lockstep share it.
-  flags_.chunk = EvalChunk(f, model);
+  flags_.chunk = chunk > 0 ? chunk : EvalChunk(f, model);
 }
 
 Result<Sequence*> RunSequence::For(Engine& engine, int64_t prompt_len) {
@@ -110,7 +110,9 @@ int FinishReport(const EvalFlags& f, TaskFormat format, size_t n_items, int64_t 
       {"items", n_items},    {"chunk", f.model.chunk},           {"kv_type", KvTypeName(f.model)},
       {"n_ctx", n_ctx}};
   report.meta.update(extra);
-  report.budget_percent_of = "each item's prompt tokens";  // RunSequence::For's prompt_len
+  // RunSequence::For's prompt_len.
+  report.budget_percent_of = format == TaskFormat::kRetrieval ? "each item's context tokens"
+                                                               : "each item's prompt tokens";
   if (!f.report_prefix.empty()) {
     const auto wrote = [](const std::string& path) { Note("wrote {}", path); };
     if (Status s = WriteSweepFiles(report, f.report_prefix, wrote); !s.ok()) return Fail(s);

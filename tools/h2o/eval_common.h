@@ -36,6 +36,8 @@ struct EvalFlags {
   float temperature = -1;  // < 0: each item's own
   uint64_t seed = 0;
   bool json = false;
+  bool question_in_context = false;  // retrieval: the query-aware protocol
+  bool chunk_given = false;          // -b/--chunk was on the command line
 };
 
 // One row of the results: a policy at a budget.
@@ -60,9 +62,10 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f);
 class RunSequence {
  public:
   // pos_shift: --kv-pos-shift for this run (false for the full-cache
-  // reference the runs are compared with).
+  // reference the runs are compared with). chunk: the sequences' max_chunk
+  // (0: EvalChunk).
   RunSequence(const EvalFlags& f, const Model& model, const KvSpec& spec, const KvTypes& types,
-              bool pos_shift);
+              bool pos_shift, int32_t chunk = 0);
   // The sequence for an item whose prompt has prompt_len tokens; valid
   // until the next call. Errors: bad --kv or --kv-type, one line.
   Result<Sequence*> For(Engine& engine, int64_t prompt_len);
@@ -117,5 +120,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
 int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
+int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
+                 std::span<const JsonlLine> lines, std::span<const EvalRun> runs);
 
 }  // namespace h2o::cli

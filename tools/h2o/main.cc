@@ -30,6 +30,7 @@ int main(int original_argc, char** original_argv) {
       h2o::cli::RegisterConvert(app),
       h2o::cli::RegisterBench(app),
       h2o::cli::RegisterMkModel(app),
+      h2o::cli::RegisterMkTask(app),
       h2o::cli::RegisterAnalyze(app),
       h2o::cli::RegisterEval(app),
       h2o::cli::RegisterServe(app),

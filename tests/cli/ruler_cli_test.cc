@@ -131,6 +131,9 @@ TEST(RulerCli, EvalErrors) {
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} -c 256", kModel, tasks)),
                      "pass the context of 256 tokens");
   ExpectOneErrorLine(
+      RunH2o(fmt::format("eval -m {} --task {} --kv h2o --budget 0.01%", kModel, tasks)),
+      "KV budget must be at least 1 token");
+  ExpectOneErrorLine(
       RunH2o(fmt::format("eval -m {} --task {} --question-in-context", kModel,
                          testing::DataPath("tinystories_cloze_56.jsonl"))),
       "--question-in-context applies to retrieval tasks, not multiple-choice");

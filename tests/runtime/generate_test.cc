@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kv/kept_positions.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
@@ -304,17 +304,6 @@ TEST(GenerateLockstep, ResetsTheSequencesAndRejectsAnEmptyPrompt) {
   EXPECT_NE(past.status().message().find("context is full"), std::string::npos);
 }
 
-// Positions a cache holds in (layer, head), sorted.
-std::vector<int32_t> Kept(const KvCache& cache, int32_t layer, int32_t head) {
-  const KvHeadView rows = cache.View(layer, head);
-  std::vector<int32_t> out;
-  for (int32_t s = 0; s < rows.n_slots; ++s) {
-    if (rows.pos[s] >= 0) out.push_back(rows.pos[s]);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // A cache compressed once, as kvpress evaluates: the evicting sequence
 // takes the 48-token context alone and evicts to its budget of 16; the
 // question (12 tokens) and the answer then join exactly what it kept, in
@@ -350,13 +339,13 @@ TEST(GenerateLockstep, CompressedOnceTheQuestionAndAnswerJoinWhatTheContextKept)
   const KvCacheConfig& config = (*a)->cache().config();
   for (int32_t l = 0; l < config.n_layer; ++l) {
     for (int32_t h = 0; h < config.n_head_kv; ++h) {
-      const std::vector<int32_t> compressed = Kept((*a)->cache(), l, h);
+      const std::vector<int32_t> compressed = testing::KeptPositions((*a)->cache(), l, h);
       ASSERT_EQ(compressed.size(), 16u) << l << " " << h;
       EXPECT_LT(compressed.back(), static_cast<int32_t>(kContext));
-      EXPECT_EQ(compressed, Kept((*alone)->cache(), l, h));
+      EXPECT_EQ(compressed, testing::KeptPositions((*alone)->cache(), l, h));
       std::vector<int32_t> expected = compressed;
       for (int32_t p = kContext; p < 69; ++p) expected.push_back(p);
-      EXPECT_EQ(Kept((*c)->cache(), l, h), expected) << l << " " << h;
+      EXPECT_EQ(testing::KeptPositions((*c)->cache(), l, h), expected) << l << " " << h;
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -124,6 +125,60 @@ TEST(RulerCli, EvalPrintsEachPolicyAndWritesTheReports) {
   EXPECT_EQ(a["protocol"], "query-aware");
   EXPECT_EQ(a["chunk"], 64);
   EXPECT_EQ(a["results"].size(), 2u);
+}
+
+// The tokens of an item's context, BOS first, by `h2o tokenize`.
+size_t ContextTokens(const nlohmann::json& item) {
+  const std::string file = Temp("ruler_context.jsonl");
+  std::ofstream(file) << nlohmann::json{{"text", item["context"]}} << "\n";
+  const auto r = RunH2o(fmt::format("tokenize -m {} --jsonl {} -q", kModel, file));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out).size();
+}
+
+// Every position the dump holds, over all layers and heads.
+std::vector<int32_t> DumpedPositions(const std::string& path) {
+  std::vector<int32_t> out;
+  const nlohmann::json dump = nlohmann::json::parse(testing::ReadFileOrEmpty(path));
+  for (const auto& layer : dump["layers"]) {
+    for (const auto& head : layer["heads"]) {
+      for (const auto& pos : head["positions"]) out.push_back(pos.get<int32_t>());
+    }
+  }
+  return out;
+}
+
+// Query-agnostic: when the question comes, the cache holds the last 25% of
+// the context and no question token; query-aware: the window slid over
+// the question too.
+TEST(RulerCli, KvDumpShowsTheQuestionComesAfterCompression) {
+  const std::string tasks = MakeTasks("ruler_dump.jsonl");
+  const nlohmann::json last = Lines(tasks).back();
+  const std::string one = Temp("ruler_dump_one.jsonl");
+  std::ofstream(one) << last.dump() << "\n";
+  const size_t context = ContextTokens(last);
+  const size_t kept = (context + 2) / 4;  // 25%, rounded
+  const std::string dump = Temp("ruler_dump.kv.json");
+  ASSERT_EQ(RunH2o(fmt::format("eval -m {} --task {} --kv local --budget 25% --kv-dump {} -q",
+                               kModel, one, dump))
+                .exit_code,
+            0);
+  std::vector<int32_t> positions = DumpedPositions(dump);
+  ASSERT_FALSE(positions.empty());
+  const auto [lo, hi] = std::minmax_element(positions.begin(), positions.end());
+  EXPECT_NEAR(*hi, static_cast<double>(context) - 1, 1.0);
+  EXPECT_NEAR(*lo, static_cast<double>(context - kept), 1.0);
+  ASSERT_EQ(RunH2o(fmt::format("eval -m {} --task {} --kv local --budget 25% --kv-dump {} "
+                               "--question-in-context -q",
+                               kModel, one, dump))
+                .exit_code,
+            0);
+  positions = DumpedPositions(dump);
+  EXPECT_GT(*std::max_element(positions.begin(), positions.end()),
+            static_cast<int32_t>(context));
+  testing::ExpectOneErrorLine(
+      RunH2o(fmt::format("eval -m {} --task {} --kv full,local --budget 25% --kv-dump {}", kModel, one, dump)),
+      "--kv-dump takes a single --kv spec");
 }
 
 TEST(RulerCli, EvalErrors) {

@@ -44,6 +44,10 @@ int RunEval(const EvalFlags& f) {
     return Fail(fmt::format("--question-in-context applies to retrieval tasks, not {}",
                             TaskFormatName(*format)));
   }
+  if (!f.model.kv_dump_path.empty() && *format != TaskFormat::kRetrieval) {
+    return Fail(fmt::format("--kv-dump applies to retrieval tasks, not {}",
+                            TaskFormatName(*format)));
+  }
   if (!f.out_path.empty()) {
     if (Status st = CheckWritable(f.out_path, "--out"); !st.ok()) return Fail(st);
   }

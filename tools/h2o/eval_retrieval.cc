@@ -162,6 +162,9 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     return Fail("--kv-pos-shift does not apply to retrieval tasks (their caches are compressed "
                 "once, positions kept)");
   }
+  if (!f.model.kv_dump_path.empty() && runs.size() != 1) {
+    return Fail("--kv-dump takes a single --kv spec and KV type");
+  }
   std::vector<RetrievalItem> items;
   size_t longest_compressed = 1;
   for (const JsonlLine& line : lines) {
@@ -214,6 +217,14 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     }
     auto generations = GenerateLockstep(**engine, jobs, &tokenizer);
     if (!generations.ok()) return Fail(generations.status().WithContext(lines[i].where));
+    // What the policy kept when the question came (query-agnostic: the
+    // compressed context; query-aware and full: the end of the run).
+    if (!f.model.kv_dump_path.empty() && i + 1 == items.size()) {
+      if (Status st = WriteKvDump(jobs.front().sequence->cache(), f.model.kv_dump_path);
+          !st.ok()) {
+        return Fail(st);
+      }
+    }
     const std::string task = item.task.empty() ? "task" : item.task;
     if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) tasks.push_back(task);
     if (std::find(lengths.begin(), lengths.end(), item.length) == lengths.end()) {

@@ -52,6 +52,7 @@ TASKS = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
          "fwe", "passkey"]
 TEXT_SHARE = 0.2  # of each batch: plain text (language), the rest tasks
 PROMPT_WEIGHT = 0.1  # a task's prompt tokens in the loss, against 1 for its answer
+EOS = 2  # the bundled vocabulary's end of text
 
 
 class Config:
@@ -312,13 +313,15 @@ def text_windows(ids, length, count, rng):
 
 def batch_tensors(samples, length):
     """Ids padded with EOS, and each token's weight as a target: a task's
-    answer 1, its prompt PROMPT_WEIGHT, plain text 1, padding 0."""
-    ids = torch.full((len(samples), length), 2, dtype=torch.long)
+    answer and the EOS after it 1 (so that generation stops there), its
+    prompt PROMPT_WEIGHT, plain text 1, the rest of the padding 0."""
+    ids = torch.full((len(samples), length), EOS, dtype=torch.long)
     weight = torch.zeros((len(samples), length))
     for i, (seq, start) in enumerate(samples):
         ids[i, :len(seq)] = torch.tensor(seq)
         weight[i, 1:len(seq)] = PROMPT_WEIGHT if start > 1 else 1.0
-        weight[i, max(start, 1):len(seq)] = 1.0
+        end = min(len(seq) + 1, length) if start > 1 else len(seq)
+        weight[i, max(start, 1):end] = 1.0
     return ids, weight
 
 
@@ -360,6 +363,8 @@ def main():
     ap.add_argument("--stages", default=",".join(f"{a}x{b}x{c}" for a, b, c in STAGES),
                     help="length x steps x batch, comma-separated (default %(default)s)")
     ap.add_argument("--prepare-only", action="store_true", help="make the data and stop")
+    ap.add_argument("--export-only", action="store_true",
+                    help="write the model as the checkpoint has it (mid-training too) and stop")
     ap.add_argument("--minutes", type=float, default=115, help="stop (checkpointed) after this")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch has a GPU")
@@ -396,6 +401,8 @@ def main():
         rng.setstate(saved["rng"])
         torch.set_rng_state(saved["torch_rng"])
         print(f"resumed at step {state['step']}", flush=True)
+    if args.export_only:
+        return export(args, model, stages, state)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{n_params / 1e6:.2f}M parameters, {total_steps} steps", flush=True)
     started = time.time()
@@ -442,6 +449,11 @@ def main():
                   flush=True)
             return 0
     save()
+    return export(args, model, stages, state)
+
+
+def export(args, model, stages, state):
+    """recall.bin, train_log.json and (with --h2o) recall.gguf in OUT."""
     bin_path = os.path.join(args.out, "recall.bin")
     export_llama2c(model.cpu(), bin_path)
     with open(os.path.join(args.out, "train_log.json"), "w") as f:
@@ -454,7 +466,7 @@ def main():
     gguf = os.path.join(args.out, "recall.gguf")
     run([args.h2o, "convert", "llama2c", bin_path, "--tokenizer", TOKENIZER_BIN, "-o", gguf,
          "--name", "recall", "-q"])
-    print(f"wrote {gguf}", flush=True)
+    print(f"wrote {gguf} (step {state['step']})", flush=True)
     return 0
 
 

@@ -15,8 +15,8 @@ namespace {
 constexpr int32_t kSinkTokens = 4;  // StreamingLLM's attention sinks, as the paper runs it
 
 // The policies a sweep can expand, in the order errors list them.
-constexpr std::string_view kSweepPolicies[] = {"full",   "local", "sink",  "h2o",
-                                               "h2only", "tova",  "random"};
+constexpr std::string_view kSweepPolicies[] = {"full", "local",  "sink",  "h2o",
+                                               "h2only", "tova", "random", "snapkv"};
 
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
@@ -99,6 +99,7 @@ Result<std::string> KvSpecAtBudget(std::string_view policy, std::string_view bud
   if (policy == "h2only") return fmt::format("h2only:heavy={}", all);
   if (policy == "tova") return fmt::format("tova:k={}", all);
   if (policy == "random") return fmt::format("random:k={}", all);
+  if (policy == "snapkv") return fmt::format("snapkv:budget={}", all);
   if (policy == "h2o") {
     if (b.percent) return fmt::format("h2o:heavy={0},recent={0}", HalfPercent(b));
     return fmt::format("h2o:heavy={},recent={}", b.digits / 2, b.digits - b.digits / 2);

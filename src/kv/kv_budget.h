@@ -14,6 +14,7 @@
 //   h2only  heavy = B
 //   tova    k = B
 //   random  k = B (no recent window, seed 0)
+//   snapkv  budget = B (its default observation window)
 // Percent halves stay exact ("12.5%" gives "6.25%" each); each half is
 // floored when it resolves, so h2o at 10% of 515 tokens keeps 25 + 25.
 #pragma once

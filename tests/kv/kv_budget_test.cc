@@ -35,6 +35,7 @@ TEST(KvBudget, SplitsEachPolicyAsThePaper) {
   EXPECT_EQ(SpecAt("h2only", "64"), "h2only:heavy=64");
   EXPECT_EQ(SpecAt("tova", "10%"), "tova:k=10%");
   EXPECT_EQ(SpecAt("random", "64"), "random:k=64");
+  EXPECT_EQ(SpecAt("snapkv", "25%"), "snapkv:budget=25%");
   EXPECT_EQ(SpecAt("full", "20%"), "full");
 }
 

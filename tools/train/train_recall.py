@@ -45,13 +45,19 @@ ESSAY = os.path.join(REPO, "src", "eval", "ruler", "essay.txt")
 
 # (length, steps, batch): each stage at one length, curriculum short to long,
 # 4096 tokens a step.
-STAGES = [(512, 1500, 8), (1024, 800, 4), (2048, 500, 2)]
+STAGES = [(512, 1800, 8), (1024, 700, 4), (2048, 600, 2)]
 POOL_STEPS = 500  # a fresh pool of task items (new seed) every this many steps
 TASKS = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
          "niah_multikey_2", "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe",
          "fwe", "passkey"]
 TEXT_SHARE = 0.2  # of each batch: plain text (language), the rest tasks
-PROMPT_WEIGHT = 0.1  # a task's prompt tokens in the loss, against 1 for its answer
+# Each token's weight in the loss. A 512-token item has about 10 answer
+# tokens: at these weights answers are a quarter of a 512-token batch's
+# loss, where a weight of 1 on text and 0.1 on prompts left them 4% and
+# 1200 steps retrieved nothing.
+ANSWER_WEIGHT = 1.0  # a task's answer and the end of text after it
+PROMPT_WEIGHT = 0.02  # the rest of a task (instruction, haystack, question)
+TEXT_WEIGHT = 0.1  # plain text
 EOS = 2  # the bundled vocabulary's end of text
 
 
@@ -313,25 +319,31 @@ def text_windows(ids, length, count, rng):
 
 def batch_tensors(samples, length):
     """Ids padded with EOS, and each token's weight as a target: a task's
-    answer and the EOS after it 1 (so that generation stops there), its
-    prompt PROMPT_WEIGHT, plain text 1, the rest of the padding 0."""
+    answer and the EOS after it (so that generation stops there)
+    ANSWER_WEIGHT, its prompt PROMPT_WEIGHT, plain text TEXT_WEIGHT, the
+    rest of the padding 0."""
     ids = torch.full((len(samples), length), EOS, dtype=torch.long)
     weight = torch.zeros((len(samples), length))
     for i, (seq, start) in enumerate(samples):
         ids[i, :len(seq)] = torch.tensor(seq)
-        weight[i, 1:len(seq)] = PROMPT_WEIGHT if start > 1 else 1.0
-        end = min(len(seq) + 1, length) if start > 1 else len(seq)
-        weight[i, max(start, 1):end] = 1.0
+        if start > 1:
+            weight[i, 1:len(seq)] = PROMPT_WEIGHT
+            weight[i, start:min(len(seq) + 1, length)] = ANSWER_WEIGHT
+        else:
+            weight[i, 1:len(seq)] = TEXT_WEIGHT
     return ids, weight
 
 
 def loss_of(model, ids, weight):
+    """The weighted loss, and the mean loss of the answer tokens alone."""
     logits = model(ids[:, :-1])
     targets = ids[:, 1:]
     w = weight[:, 1:]
     losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                              reduction="none").view_as(w)
-    return (losses * w).sum() / w.sum().clamp(min=1)
+    answers = w == ANSWER_WEIGHT
+    answer_loss = (losses * answers).sum() / answers.sum().clamp(min=1)
+    return (losses * w).sum() / w.sum().clamp(min=1), answer_loss.detach()
 
 
 # ---- training ---------------------------------------------------------------------------------
@@ -429,7 +441,7 @@ def main():
                                                     (1 + math.cos(math.pi * step / total_steps)))
         for g in opt.param_groups:
             g["lr"] = lr
-        loss = loss_of(model, ids, weight)
+        loss, answer_loss = loss_of(model, ids, weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -438,9 +450,10 @@ def main():
         if state["step"] % 20 == 0:
             elapsed = seconds_before + time.time() - started
             state["log"].append({"step": state["step"], "length": length, "loss": loss.item(),
-                                 "lr": lr, "seconds": elapsed})
+                                 "answer_loss": answer_loss.item(), "lr": lr, "seconds": elapsed})
             print(f"step {state['step']}/{total_steps} len {length} loss {loss.item():.4f} "
-                  f"lr {lr:.2e} {elapsed / 60:.1f} min", flush=True)
+                  f"answer {answer_loss.item():.4f} lr {lr:.2e} {elapsed / 60:.1f} min",
+                  flush=True)
         if state["step"] % 100 == 0:
             save()
         if time.time() - started > args.minutes * 60:

@@ -18,14 +18,9 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = "niah_single_1,niah_multikey_1,niah_multivalue,vt,passkey"
 BUDGETS = [12.5, 25, 50, 75]
-SWEPT = ["local", "sink", "h2o", "h2only", "tova", "random", "snapkv"]  # bare: --budget splits
-# Variants a sweep cannot name: (row label, spec at `b` percent kept).
-VARIANTS = [
-    ("h2o score=mean", lambda b: f"h2o:heavy={b / 2:g}%,recent={b / 2:g}%,score=mean"),
-    ("h2o score=ema", lambda b: f"h2o:heavy={b / 2:g}%,recent={b / 2:g}%,score=ema"),
-    ("h2o pyramid=20", lambda b: f"h2o:heavy={b / 2:g}%,recent={b / 2:g}%,pyramid=20"),
-    ("snapkv pyramid=20", lambda b: f"snapkv:budget={b:g}%,pyramid=20"),
-]
+# Every policy the README's table shows; a budget sweep splits each budget.
+POLICIES = ["local", "sink", "h2o", "h2o:score=mean", "h2o:score=ema", "h2o:pyramid=20",
+            "h2only", "tova", "random", "snapkv", "snapkv:pyramid=20"]
 PROTOCOLS = [("query-agnostic", []), ("query-aware", ["--question-in-context"])]
 
 
@@ -37,20 +32,15 @@ def h2o_json(args, *flags):
 
 
 def evaluate(args, tasks, kv_type, protocol_flags, report):
-    """{(row label, budget or None): (accuracy, stderr)} of one protocol and type."""
-    common = ["eval", "-m", args.model, "--task", tasks, "--kv-type", kv_type, *protocol_flags]
+    """{(policy, budget or None): (accuracy, stderr)} of one protocol and type."""
+    out = h2o_json(args, "eval", "-m", args.model, "--task", tasks, "--kv-type", kv_type,
+                   *protocol_flags, "--kv", ",".join(["full"] + POLICIES), "--budget",
+                   ",".join(f"{b:g}%" for b in BUDGETS),
+                   *(["--report", report] if report else []))
     cells = {}
-    swept = h2o_json(args, *common, "--kv", ",".join(["full"] + SWEPT), "--budget",
-                     ",".join(f"{b:g}%" for b in BUDGETS),
-                     *(["--report", report + ".swept"] if report else []))
-    for r in swept["results"]:
+    for r in out["results"]:
         budget = float(r["budget"].rstrip("%")) if r["budget"] else None
         cells[(r["policy"], budget)] = (r["accuracy"], r["accuracy_stderr"])
-    specs = {make(b): (label, b) for label, make in VARIANTS for b in BUDGETS}
-    variants = h2o_json(args, *common, "--kv", ",".join(specs),
-                        *(["--report", report + ".variants"] if report else []))
-    for r in variants["results"]:
-        cells[specs[r["kv"]]] = (r["accuracy"], r["accuracy_stderr"])
     return cells
 
 
@@ -72,7 +62,7 @@ def main():
                     args.ctx, "-n", str(args.n), "--seed", args.seed, "-o", tasks, "-q"],
                    check=True)
     n_items = sum(1 for _ in open(tasks))
-    rows = [("full", None)] + [(p, None) for p in SWEPT] + [(label, None) for label, _ in VARIANTS]
+    rows = ["full"] + POLICIES
     for kv_type in args.kv_types.split(","):
         results = []
         for name, flags in PROTOCOLS:
@@ -84,7 +74,7 @@ def main():
         print(f"| policy | {head} | {head} |")
         print("|---" + "|---:" * (2 * len(BUDGETS)) + "|")
         worst_stderr = 0.0
-        for label, _ in rows:
+        for label in rows:
             cells = []
             for cellmap in results:
                 for b in BUDGETS:

@@ -47,6 +47,34 @@ Status UnknownSweepPolicy(std::string_view policy) {
   return Status::Error(fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
 }
 
+// The key of one "key=value" parameter ("score" of "score=ema:decay=0.9").
+std::string_view ParamKey(std::string_view param) {
+  return Trim(param.substr(0, std::min(param.find('='), param.find(':'))));
+}
+
+// A listed policy at one budget: the policy's split of the budget, then
+// the parameters the list gave it ("h2o:score=mean" at 10% is
+// "h2o:heavy=5%,recent=5%,score=mean"). A parameter the split sets is an
+// error: the budget decides it.
+Result<std::string> SpecAtBudgetWithParams(std::string_view listed, const KvBudget& b) {
+  const size_t colon = listed.find(':');
+  H2O_ASSIGN_OR_RETURN(std::string spec, KvSpecAtBudget(Trim(listed.substr(0, colon)), b.text));
+  if (colon == std::string_view::npos) return spec;
+  const std::string_view params = listed.substr(colon + 1);
+  const std::string_view split = std::string_view(spec).substr(spec.find(':') + 1);
+  for (std::string_view param : SplitCommas(params)) {
+    for (std::string_view set : SplitCommas(split)) {
+      if (ParamKey(param) == ParamKey(set)) {
+        return Status::Error(fmt::format(
+            "'{}' sets '{}', which a budget sweep sets from each budget ({} at {}); give the "
+            "policy's other parameters only",
+            listed, ParamKey(param), spec, b.text));
+      }
+    }
+  }
+  return spec + "," + std::string(params);
+}
+
 }  // namespace
 
 Result<KvBudget> ParseKvBudget(std::string_view text) {
@@ -138,18 +166,12 @@ Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
     budgets.push_back(std::move(b));
   }
   for (const std::string& policy : specs) {
-    if (policy.find(':') != std::string::npos) {
-      return Status::Error(
-          fmt::format("'{}' has parameters; a budget sweep takes bare policy names (e.g. "
-                      "full,local,h2o,sink) and splits each budget itself",
-                      policy));
-    }
     if (policy == "full") {
       entries.push_back({policy, "", policy});
       continue;
     }
     for (const KvBudget& b : budgets) {
-      H2O_ASSIGN_OR_RETURN(std::string spec, KvSpecAtBudget(policy, b.text));
+      H2O_ASSIGN_OR_RETURN(std::string spec, SpecAtBudgetWithParams(policy, b));
       // The expansion is checked like a hand-written spec (e.g. too large).
       H2O_RETURN_IF_ERROR(ParseKvSpec(spec).status());
       entries.push_back({policy, b.text, std::move(spec)});

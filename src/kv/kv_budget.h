@@ -60,11 +60,13 @@ struct KvSweepEntry {
 // "4%,10%,20%,60%"; empty: no sweep).
 // - Without budgets: one entry per spec of the list (SplitKvSpecList), each
 //   checked with ParseKvSpec.
-// - With budgets: the list must hold bare policy names; each gets one entry
-//   per budget, in list order, except full, which gets one entry. Budgets
-//   must all be percentages or all token counts (one x axis).
-// Errors are one line: a spec with parameters, an unknown policy, a bad or
-// empty budget, mixed budget kinds.
+// - With budgets: each policy of the list gets one entry per budget, in
+//   list order, except full, which gets one entry. A policy may carry the
+//   parameters the split does not set ("h2o:score=mean", "snapkv:window=16";
+//   its entry's policy is that text). Budgets must all be percentages or
+//   all token counts (one x axis).
+// Errors are one line: a parameter the split sets, an unknown policy, a
+// bad or empty budget, mixed budget kinds.
 Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
                                                 std::string_view budget_list);
 

@@ -429,7 +429,7 @@ TEST(EvalErrors, BadOptionsAreOneLine) {
   ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --report /tmp/x", kModel, requests)),
                      "--report applies to multiple choice and summarization");
   ExpectOneErrorLine(RunH2o(base + " --kv h2o:heavy=0,recent=0"), "--kv 'h2o:heavy=0,recent=0'");
-  ExpectOneErrorLine(RunH2o(base + " --kv h2o:heavy=4 --budget 10%"), "takes bare policy names");
+  ExpectOneErrorLine(RunH2o(base + " --kv h2o:heavy=4 --budget 10%"), "sets 'heavy'");
   ExpectOneErrorLine(RunH2o(base + " --kv full,h2o:heavy=4,recent=4 --kv-pos-shift"),
                      "--kv-pos-shift applies to the sink and h2o policies, not 'full'");
   ExpectOneErrorLine(RunH2o(base + " --out /tmp/x.jsonl"), "--out applies to scoring requests");

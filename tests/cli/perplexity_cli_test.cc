@@ -192,7 +192,7 @@ TEST_F(PerplexityCli, ListAndSweepErrorsAreOneLine) {
   const std::string base = "perplexity -m " + kModel + " --token-file " + kS001 + " ";
   ExpectOneErrorLine(RunH2o(base + "--kv full,bogus --budget 10%"), "unknown KV policy 'bogus'");
   ExpectOneErrorLine(RunH2o(base + "--kv h2o --budget 10x"), "bad budget '10x'");
-  ExpectOneErrorLine(RunH2o(base + "--kv h2o:heavy=4,recent=4 --budget 10%"), "has parameters");
+  ExpectOneErrorLine(RunH2o(base + "--kv h2o:heavy=4,recent=4 --budget 10%"), "sets 'heavy'");
   ExpectOneErrorLine(RunH2o(base + "--kv full,h2o:heavy=0,recent=0"), "at least 1");
   ExpectOneErrorLine(RunH2o(base + "--kv full,local:heavy=3"), "unknown key 'heavy'");
   ExpectOneErrorLine(RunH2o(base + "--kv full,local:recent=4 --kv-dump " + Path("d.json")),

@@ -107,13 +107,29 @@ TEST(KvSweep, WithoutBudgetsListsTheSpecs) {
   EXPECT_EQ((*grid)[1].spec, "h2o:heavy=4,recent=4");
 }
 
+// Parameters the split leaves alone ride along, and name their rows.
+TEST(KvSweep, PoliciesKeepTheirOtherParameters) {
+  auto grid = ExpandKvSweep("full,h2o:score=mean,snapkv:window=8,pyramid=20", "10%,12.5%");
+  ASSERT_TRUE(grid.ok()) << grid.status().message();
+  ASSERT_EQ(grid->size(), 5u);
+  EXPECT_EQ((*grid)[1].policy, "h2o:score=mean");
+  EXPECT_EQ((*grid)[1].spec, "h2o:heavy=5%,recent=5%,score=mean");
+  EXPECT_EQ((*grid)[2].spec, "h2o:heavy=6.25%,recent=6.25%,score=mean");
+  EXPECT_EQ((*grid)[3].policy, "snapkv:window=8,pyramid=20");
+  EXPECT_EQ((*grid)[3].budget, "10%");
+  EXPECT_EQ((*grid)[3].spec, "snapkv:budget=10%,window=8,pyramid=20");
+}
+
 TEST(KvSweep, Errors) {
   auto error = [](std::string_view kv, std::string_view budgets) {
     auto grid = ExpandKvSweep(kv, budgets);
     EXPECT_FALSE(grid.ok()) << kv << " x " << budgets;
     return grid.status().message();
   };
-  EXPECT_NE(error("h2o:heavy=4,recent=4", "10%").find("has parameters"), std::string::npos);
+  EXPECT_NE(error("h2o:heavy=4,recent=4", "10%").find("'h2o:heavy=4,recent=4' sets 'heavy'"),
+            std::string::npos);
+  EXPECT_NE(error("sink:sinks=8", "10%").find("sets 'sinks'"), std::string::npos);
+  EXPECT_NE(error("h2o:score=max", "10%").find("score"), std::string::npos);
   EXPECT_NE(error("local,bogus", "10%").find("unknown KV policy 'bogus'"), std::string::npos);
   EXPECT_NE(error("h2o", "10%,64").find("mix percentages and token counts"), std::string::npos);
   EXPECT_NE(error("h2o", "10%,,20%").find("empty budget"), std::string::npos);

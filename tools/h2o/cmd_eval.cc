@@ -82,7 +82,7 @@ Command RegisterEval(CLI::App& app) {
   AddModelFlags(*cmd, f->model, /*default_chunk=*/1, /*kv_type_list=*/true);
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
-      "with --budget: bare policy names, e.g. full,local,h2o,sink");
+      "with --budget: policies without their budget keys, e.g. full,local,h2o,h2o:score=mean");
   cmd->add_option("--task", f->task_path,
                   "JSONL task: {context, choices, gold} lines, or the H2O repository's "
                   "{prompt, echo, max_tokens: 0} requests, or {article, summary_gt} items")

@@ -370,7 +370,7 @@ Command RegisterPerplexity(CLI::App& app) {
   // --kv here takes a list; the shared flag's help says so only for one spec.
   cmd->get_option("--kv")->description(
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
-      "with --budget: bare policy names, e.g. full,local,h2o,sink");
+      "with --budget: policies without their budget keys, e.g. full,local,h2o,h2o:score=mean");
   auto* text =
       cmd->add_option("-f,--file", f->text_file, "text file; documents separated by <|endoftext|>");
   auto* ids = cmd->add_option("--token-file", f->token_files,

@@ -63,14 +63,18 @@ struct BF16Weights {
   static __m256 LoadTail(const uint16_t* p, int64_t n) { return WidenBF16(LoadHalvesTail(p, n)); }
 };
 
-// The quantized types until they have tiles of their own: the table's row
-// dot for every (row, token) pair, which is what MatVec computes. kType's
-// dot is read from the AVX2 table when the tile runs (after the table is
-// built); the AVX-512 table shares these dots.
-template <TensorType kType>
-void DotLoopTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x, int64_t n_tokens,
-                 int64_t cols, float* y, int64_t ldy, void* /*scratch*/) {
-  const TypeKernels& tk = Avx2Kernels().For(kType);
+// CPUID leaf 7, subleaf 1, EAX bit 4; the YMM state is already known to be
+// enabled (the AVX2 table runs).
+bool CpuHasAvxVnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
+}
+
+}  // namespace
+
+void DotLoop(TensorType type, const void* w, size_t row_bytes, int64_t n_rows, const void* x,
+             int64_t n_tokens, int64_t cols, float* y, int64_t ldy) {
+  const TypeKernels& tk = Avx2Kernels().For(type);
   const auto* rows = static_cast<const uint8_t*>(w);
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t r = 0; r < n_rows; ++r) {
@@ -83,15 +87,6 @@ void DotLoopTile(const void* w, size_t row_bytes, int64_t n_rows, const void* x,
   }
 }
 
-// CPUID leaf 7, subleaf 1, EAX bit 4; the YMM state is already known to be
-// enabled (the AVX2 table runs).
-bool CpuHasAvxVnni() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
-}
-
-}  // namespace
-
 void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, int64_t cols,
              float* y, int64_t ldy) {
   FloatTile<Avx2, F32Weights>(w, static_cast<size_t>(cols) * sizeof(float), n_rows, x, n_tokens,
@@ -102,17 +97,12 @@ KernelTable WithGemmTiles(KernelTable t) {
   t.f32.gemm = FloatTile<Avx2, F32Weights>;
   t.f16.gemm = FloatTile<Avx2, F16Weights>;
   t.bf16.gemm = FloatTile<Avx2, BF16Weights>;
-  t.q8_0.gemm = DotLoopTile<TensorType::kQ8_0>;
-  t.q4_0.gemm = DotLoopTile<TensorType::kQ4_0>;
-  t.q4_1.gemm = DotLoopTile<TensorType::kQ4_1>;
-  t.q5_0.gemm = DotLoopTile<TensorType::kQ5_0>;
-  t.q5_1.gemm = DotLoopTile<TensorType::kQ5_1>;
-  t.q2_k.gemm = DotLoopTile<TensorType::kQ2_K>;
-  t.q3_k.gemm = DotLoopTile<TensorType::kQ3_K>;
-  t.q4_k.gemm = DotLoopTile<TensorType::kQ4_K>;
-  t.q5_k.gemm = DotLoopTile<TensorType::kQ5_K>;
-  t.q6_k.gemm = DotLoopTile<TensorType::kQ6_K>;
-  if (CpuHasAvxVnni()) SetVnniTiles(t);
+  SetKQuantTiles(t);
+  if (CpuHasAvxVnni()) {
+    SetVnniTiles(t);
+  } else {
+    SetMaddubsTiles(t);
+  }
   return t;
 }
 

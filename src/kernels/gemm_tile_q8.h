@@ -44,6 +44,10 @@ namespace {
 // bytes apart.
 struct ByteGroups {
   static constexpr int kStoredGroups = 8;
+  // Codes stored signed (kOffset 0) and multiplied by S::DotSigned instead
+  // of S::Dpbusd: for a backend whose unsigned-by-signed dot would
+  // saturate on q8_0's codes + 128 (AVX2's maddubs).
+  static constexpr bool kSignedCodes = false;
   template <typename S>
   static typename S::I Group(const uint8_t* at, int g, size_t stride) {
     return S::LoadI(at + g * stride);
@@ -57,6 +61,17 @@ struct Q8_0Codes : ByteGroups {
   static __m256i Codes(const Block& b) {
     return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)),
                             _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+};
+
+// q8_0 as stored, for S::DotSigned.
+struct Q8_0SignedCodes : ByteGroups {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 0;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSignedCodes = true;
+  static __m256i Codes(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   }
 };
 
@@ -210,6 +225,40 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
   }
 }
 
+// The S of the 256-bit backends (AVX-VNNI, AVX2) but for their integer
+// dot: eight rows per register, one row vector by five tokens (5 + 5
+// accumulators and the operands fit in 16 registers).
+struct Ymm8Rows {
+  using I = __m256i;
+  using F = __m256;
+  static constexpr int kRows = 8;
+  static constexpr int kPanelRows = 8;
+  static constexpr int kRN = 5;
+  static I ZeroI() { return _mm256_setzero_si256(); }
+  static I Broadcast(int32_t v) { return _mm256_set1_epi32(v); }
+  static I LoadI(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const I*>(p)); }
+  static I Low4(I v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
+  static I High4(I v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
+  static F ZeroF() { return _mm256_setzero_ps(); }
+  static F Broadcast(float v) { return _mm256_set1_ps(v); }
+  static F LoadHalves(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static F Cvt(I v) { return _mm256_cvtepi32_ps(v); }
+  static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F Add(F a, F b) { return _mm256_add_ps(a, b); }
+  static void Store(float* p, F v, int n) {
+    if (n == kRows) {
+      _mm256_storeu_ps(p, v);
+    } else {
+      const __m256i mask =
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      _mm256_maskstore_ps(p, mask, v);
+    }
+  }
+};
+
 // Cache lines to hint while a micro-kernel runs: n_lines from `at`,
 // per_block of them before each block.
 struct Hints {
@@ -256,7 +305,13 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, int64_t n_b
         int32_t four;
         std::memcpy(&four, x[t * n_blocks + b].qs + 4 * g, sizeof(four));
         const I xv = S::Broadcast(four);
-        for (int v = 0; v < RV; ++v) isum[v][t] = S::Dpbusd(isum[v][t], wv[v], xv);
+        for (int v = 0; v < RV; ++v) {
+          if constexpr (Kind::kSignedCodes) {
+            isum[v][t] = S::DotSigned(isum[v][t], wv[v], xv);
+          } else {
+            isum[v][t] = S::Dpbusd(isum[v][t], wv[v], xv);
+          }
+        }
       }
     }
     for (int v = 0; v < RV; ++v) {
@@ -371,7 +426,8 @@ void Q8PackPanels(const void* w, size_t row_bytes, int64_t n_rows, int64_t cols,
 template <typename S, typename Kind>
 void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int64_t cols,
                       void* out) {
-  static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q4_0Nibbles>,
+  static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q8_0SignedCodes> ||
+                    std::is_same_v<Kind, Q4_0Nibbles>,
                 "the kinds PackPanel stores at load");
   using Block = typename Kind::Block;
   constexpr int kRows = S::kPanelRows;

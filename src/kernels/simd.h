@@ -76,9 +76,20 @@ void GemmF32(const float* w, int64_t n_rows, const float* x, int64_t n_tokens, i
              float* y, int64_t ldy);
 // t with every type's gemm entry set to its AVX2 tile (gemm_avx2.cc): the
 // 32-element quantized types get the AVX-VNNI tiles where the CPU has
-// AVX-VNNI (SetVnniTiles, gemm_q8_avxvnni.cc), else their row dots.
+// AVX-VNNI (SetVnniTiles, gemm_q8_avxvnni.cc), else the same tile on
+// maddubs (SetMaddubsTiles, gemm_q8_avx2.cc); the K-quants their maddubs
+// tile (SetKQuantTiles, gemm_kquant_avx2.cc).
 KernelTable WithGemmTiles(KernelTable t);
 void SetVnniTiles(KernelTable& t);
+void SetMaddubsTiles(KernelTable& t);
+// A quantized type's GemmFn as its AVX2 row dot per (row, token) pair
+// (gemm_avx2.cc). The maddubs tiles run it below kMinTileTokens tokens,
+// where repacking a panel per call costs more than the tile saves (decode:
+// the Q, K, V and gate, up products of one token).
+void DotLoop(TensorType type, const void* w, size_t row_bytes, int64_t n_rows, const void* x,
+             int64_t n_tokens, int64_t cols, float* y, int64_t ldy);
+inline constexpr int64_t kMinTileTokens = 12;
+void SetKQuantTiles(KernelTable& t);
 // The attention row kernels (attention_avx2.cc); head_dim rows of 64-128
 // floats gain nothing from 512-bit registers.
 void ScoreRowsF32(const float* q, int64_t n_q, const void* rows, int64_t n_rows, int64_t d,

@@ -1,16 +1,16 @@
 // AVX2 kernels of the K-quants (q2_K ... q6_K) and their activation
-// quantizer. Compiled and linked under the rules of simd_avx2.cc.
+// quantizer. Compiled and linked under the rules of simd_avx2.cc; the codes
+// and scales are read as kquant_codes_avx2.h says.
 //
-// Every type is read the same way: a super-block is eight chunks of 32
-// elements, each one register of unsigned codes u (code = u - kOffset),
-// plus int8 scales (and mins) per sub-block of 16 or 32 elements. The
-// integer dot of a chunk is maddubs(u, x) (pair sums <= 2 * 63 * 127 <
+// The integer dot of a chunk is maddubs(u, x) (pair sums <= 2 * 63 * 127 <
 // 2^15), madd with the chunk's scales (int16 per half-chunk), summed over
 // the chunks in int32; offsets and mins come from the activation's sums per
 // 16 in one madd each. Bounds: the sum over unsigned codes is at most
 // 256 * 63 * 127 * 128 < 2^28 in magnitude (q6_K) and the offset term
-// 32 * 128 * 2032 * 16 < 2^27, so the int32 lanes are exact; the
-// super-block is then scaled once in float.
+// 32 * 128 * 2032 * 16 < 2^27, so the int32 lanes are exact. A super-block's
+// sums are then added up exactly and scaled in the reference's float
+// expression (ref_quant_ext.cc), so that these dots, the tiles and the
+// reference agree bit for bit.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -19,6 +19,7 @@
 
 #include "kernels/avx2_common.h"
 #include "kernels/dispatch.h"
+#include "kernels/kquant_codes_avx2.h"
 #include "kernels/prefetch.h"
 #include "kernels/quant.h"
 #include "kernels/ref.h"
@@ -26,153 +27,6 @@
 
 namespace h2o::kernels::avx2 {
 namespace {
-
-__m256i Load32(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-
-// v shifted left by kBits (right for negative kBits) within 16-bit lanes;
-// the callers mask to bits that stay inside their byte.
-template <int kBits>
-__m256i Shift(__m256i v) {
-  if constexpr (kBits >= 0) {
-    return _mm256_slli_epi16(v, kBits);
-  } else {
-    return _mm256_srli_epi16(v, -kBits);
-  }
-}
-
-__m256i Mask(__m256i v, int bits) {
-  return _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(bits)));
-}
-
-// A super-block's int8 scales (and mins) in sub-block order and its two
-// super-block scales (dmin = 0 and mins = 0 for types without a min).
-struct Scales {
-  __m128i scales;
-  __m128i mins;
-  float d;
-  float dmin;
-};
-
-// The 6-bit scales and mins of Q4_K and Q5_K: scales[s], mins[s] for s < 4
-// are the low six bits of bytes s, s + 4; for s >= 4 the nibbles of byte
-// s + 4 below the top bits of bytes s - 4 and s (layout in quant.h).
-Scales Scales6(const uint8_t (&bytes)[12], uint16_t d, uint16_t dmin) {
-  uint32_t a[3];
-  std::memcpy(a, bytes, sizeof(a));
-  const uint32_t sc_lo = a[0] & 0x3F3F3F3F;
-  const uint32_t mn_lo = a[1] & 0x3F3F3F3F;
-  const uint32_t sc_hi = (a[2] & 0x0F0F0F0F) | ((a[0] >> 6) & 0x03030303) << 4;
-  const uint32_t mn_hi = ((a[2] >> 4) & 0x0F0F0F0F) | ((a[1] >> 6) & 0x03030303) << 4;
-  return {_mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), 0, 0),
-          _mm_setr_epi32(static_cast<int>(mn_lo), static_cast<int>(mn_hi), 0, 0), HalfToFloat(d),
-          HalfToFloat(dmin)};
-}
-
-// The unsigned codes of chunk k from the bit planes of quant.h: the 2-bit
-// fields of q2_K / q3_K (and q6_K's top bits), the nibbles of q4_K / q5_K,
-// and bit k of a 1-bit plane (q3_K's hmask, q5_K's qh) moved to bit kTo.
-template <int k>
-__m256i TwoBitCodes(const uint8_t (&qs)[64]) {
-  return Mask(Shift<-2 * (k % 4)>(Load32(qs + 32 * (k / 4))), 3);
-}
-
-template <int k>
-__m256i NibbleCodes(const uint8_t (&qs)[128]) {
-  return Mask(Shift<-4 * (k % 2)>(Load32(qs + 32 * (k / 2))), 0x0F);
-}
-
-template <int k, int kTo>
-__m256i PlaneBit(const uint8_t (&plane)[32]) {
-  return Mask(Shift<kTo - k>(Load32(plane)), 1 << kTo);
-}
-
-// Per type: the block, sub-block size, code offset, whether it has mins,
-// its scales, and Codes<k>, the unsigned codes of elements [32k, 32k + 32).
-struct KindQ2_K {
-  using Block = BlockQ2_K;
-  static constexpr int kSubSize = 16;
-  static constexpr int kOffset = 0;
-  static constexpr bool kHasMin = true;
-  static Scales ScalesOf(const Block& b) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    return {_mm_and_si128(v, nibble), _mm_and_si128(_mm_srli_epi16(v, 4), nibble), HalfToFloat(b.d),
-            HalfToFloat(b.dmin)};
-  }
-  template <int k>
-  static __m256i Codes(const Block& b) {
-    return TwoBitCodes<k>(b.qs);
-  }
-};
-
-struct KindQ3_K {
-  using Block = BlockQ3_K;
-  static constexpr int kSubSize = 16;
-  static constexpr int kOffset = 4;
-  static constexpr bool kHasMin = false;
-  // Sub-block s: low nibble from byte s % 8 (s < 8: low, else high half),
-  // top two bits from byte 8 + s % 4 at bit 2 (s / 4); stored + 32.
-  static Scales ScalesOf(const Block& b) {
-    uint32_t a[3];
-    std::memcpy(a, b.scales, sizeof(a));
-    const uint32_t low = 0x0F0F0F0F, two = 0x03030303;
-    const __m128i biased =
-        _mm_setr_epi32(static_cast<int>((a[0] & low) | (a[2] & two) << 4),
-                       static_cast<int>((a[1] & low) | ((a[2] >> 2) & two) << 4),
-                       static_cast<int>(((a[0] >> 4) & low) | ((a[2] >> 4) & two) << 4),
-                       static_cast<int>(((a[1] >> 4) & low) | ((a[2] >> 6) & two) << 4));
-    return {_mm_sub_epi8(biased, _mm_set1_epi8(32)), _mm_setzero_si128(), HalfToFloat(b.d), 0.0f};
-  }
-  template <int k>
-  static __m256i Codes(const Block& b) {
-    return _mm256_or_si256(TwoBitCodes<k>(b.qs), PlaneBit<k, 2>(b.hmask));
-  }
-};
-
-// q4_K and q5_K share their scales: 32-element sub-blocks, 6-bit scales
-// and mins.
-template <typename BlockT>
-struct SixBitScaled {
-  using Block = BlockT;
-  static constexpr int kSubSize = 32;
-  static constexpr int kOffset = 0;
-  static constexpr bool kHasMin = true;
-  static Scales ScalesOf(const Block& b) { return Scales6(b.scales, b.d, b.dmin); }
-};
-
-struct KindQ4_K : SixBitScaled<BlockQ4_K> {
-  template <int k>
-  static __m256i Codes(const Block& b) {
-    return NibbleCodes<k>(b.qs);
-  }
-};
-
-struct KindQ5_K : SixBitScaled<BlockQ5_K> {
-  template <int k>
-  static __m256i Codes(const Block& b) {
-    return _mm256_or_si256(NibbleCodes<k>(b.qs), PlaneBit<k, 4>(b.qh));
-  }
-};
-
-struct KindQ6_K {
-  using Block = BlockQ6_K;
-  static constexpr int kSubSize = 16;
-  static constexpr int kOffset = 32;
-  static constexpr bool kHasMin = false;
-  static Scales ScalesOf(const Block& b) {
-    return {_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)), _mm_setzero_si128(),
-            HalfToFloat(b.d), 0.0f};
-  }
-  // Chunk k = 4h + j: nibble j / 2 of ql[64 h + 32 (j % 2) ...], and the
-  // top bits, field j of the 2-bit plane qh[32 h ...], shifted straight to
-  // bits 4, 5 (one shift and a mask).
-  template <int k>
-  static __m256i Codes(const Block& b) {
-    constexpr int h = k / 4, j = k % 4;
-    const __m256i low = Mask(Shift<-4 * (j / 2)>(Load32(b.ql + 64 * h + 32 * (j % 2))), 0x0F);
-    return _mm256_or_si256(low, Mask(Shift<4 - 2 * j>(Load32(b.qh + 32 * h)), 0x30));
-  }
-};
 
 // A super-block's scales widened to int16 once, each 128-bit half holding
 // eight of them ([s0..s7 | s0..s7] and [s8..s15 | s8..s15]), so that a
@@ -209,9 +63,12 @@ __m256i PerSixteen(__m128i v) {
   return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, v));
 }
 
+// Inlined by force: as calls, this and SuperBlockSums pass vectors through
+// memory, and decode measured 20% slower (q4_K_M, 1B shape, Zen 3).
 template <typename Kind, int... k>
-__m256i ChunkDots(const typename Kind::Block& b, const BlockQ8KAct& x, const WideScales& scales,
-                  std::integer_sequence<int, k...>) {
+[[gnu::always_inline]] inline __m256i ChunkDots(const typename Kind::Block& b, const BlockQ8KAct& x,
+                                                const WideScales& scales,
+                                                std::integer_sequence<int, k...>) {
   __m256i sum = _mm256_setzero_si256();
   ((sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(Kind::template Codes<k>(b),
                                                                        Load32(x.qs + 32 * k)),
@@ -228,31 +85,61 @@ __m256i ChunkDots(const typename Kind::Block& b, const BlockQ8KAct& x, const Wid
 // better.
 constexpr int64_t kSuperBlockPrefetchBytes = 2048;
 
+// A super-block's integer sums, still spread over the lanes: the scaled
+// code dot (offsets taken off) and the min term (zero without mins).
+struct LaneSums {
+  __m256i isum;
+  __m256i msum;
+};
+
+template <typename Kind>
+[[gnu::always_inline]] inline LaneSums SuperBlockSums(const typename Kind::Block& block,
+                                                      const BlockQ8KAct& x, float* d, float* dmin) {
+  const Scales s = Kind::ScalesOf(block);
+  *d = s.d;
+  *dmin = s.dmin;
+  __m256i isum = ChunkDots<Kind>(block, x, Widen(s.scales), std::make_integer_sequence<int, 8>());
+  const __m256i bsums = Load32(x.bsums);
+  if constexpr (Kind::kOffset != 0) {
+    static_assert(Kind::kOffset == 4 || Kind::kOffset == 32);
+    const __m256i offsets =
+        _mm256_slli_epi16(PerSixteen<Kind::kSubSize>(s.scales), Kind::kOffset == 4 ? 2 : 5);
+    isum = _mm256_sub_epi32(isum, _mm256_madd_epi16(offsets, bsums));
+  }
+  __m256i msum = _mm256_setzero_si256();
+  if constexpr (Kind::kHasMin) msum = _mm256_madd_epi16(PerSixteen<Kind::kSubSize>(s.mins), bsums);
+  return {isum, msum};
+}
+
+// Super-blocks two at a time, so that one hadd tree reduces the four sums
+// to [isum0, msum0, isum1, msum1] (a reduction per super-block made decode
+// 15% slower: q4_K_M, 1B shape, Zen 3). Each then goes through the
+// reference's float expression, in block order.
 template <typename Kind>
 float DotQ8K(const void* row, const BlockQ8KAct* x, int64_t n) {
   using Block = typename Kind::Block;
   const auto* blocks = static_cast<const Block*>(row);
-  __m256 acc = _mm256_setzero_ps();
-  __m256 acc_min = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / 256; ++b) {
+  const int64_t nb = n / 256;
+  float sum = 0.0f;
+  for (int64_t b = 0; b < nb; b += 2) {
     PrefetchAhead(blocks + b, sizeof(Block), kSuperBlockPrefetchBytes);
-    const Scales s = Kind::ScalesOf(blocks[b]);
-    __m256i isum =
-        ChunkDots<Kind>(blocks[b], x[b], Widen(s.scales), std::make_integer_sequence<int, 8>());
-    const __m256i bsums = Load32(x[b].bsums);
-    if constexpr (Kind::kOffset != 0) {
-      static_assert(Kind::kOffset == 4 || Kind::kOffset == 32);
-      const __m256i offsets =
-          _mm256_slli_epi16(PerSixteen<Kind::kSubSize>(s.scales), Kind::kOffset == 4 ? 2 : 5);
-      isum = _mm256_sub_epi32(isum, _mm256_madd_epi16(offsets, bsums));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(s.d * x[b].d), _mm256_cvtepi32_ps(isum), acc);
-    if constexpr (Kind::kHasMin) {
-      const __m256i msum = _mm256_madd_epi16(PerSixteen<Kind::kSubSize>(s.mins), bsums);
-      acc_min = _mm256_fmadd_ps(_mm256_set1_ps(s.dmin * x[b].d), _mm256_cvtepi32_ps(msum), acc_min);
+    const bool pair = b + 1 < nb;
+    float d[2] = {}, dmin[2] = {};
+    const LaneSums s0 = SuperBlockSums<Kind>(blocks[b], x[b], &d[0], &dmin[0]);
+    LaneSums s1 = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    if (pair) s1 = SuperBlockSums<Kind>(blocks[b + 1], x[b + 1], &d[1], &dmin[1]);
+    const __m256i h =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(s0.isum, s0.msum), _mm256_hadd_epi32(s1.isum, s1.msum));
+    int32_t sums[4];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sums),
+                     _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    for (int k = 0; k < (pair ? 2 : 1); ++k) {
+      const float dx = x[b + k].d;
+      sum += (d[k] * dx) * static_cast<float>(sums[2 * k]) -
+             (dmin[k] * dx) * static_cast<float>(sums[2 * k + 1]);
     }
   }
-  return HorizontalSum(_mm256_sub_ps(acc, acc_min));
+  return sum;
 }
 
 // Chunk k's 32 values, step * code - offset per sub-block in the

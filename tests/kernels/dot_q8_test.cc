@@ -1,8 +1,8 @@
 // The integer dot paths of every backend (QuantizeActivation + dot_row_q8
 // for the 32-element types, QuantizeActivationK + dot_row_q8k for the
 // K-quants): activation blocks identical to the reference's, dots equal to
-// the reference's within float rounding (the block sums are exact
-// integers), and within the derived quantization bound of the
+// the reference's bit for bit (exact block sums, its float expression), and
+// within the derived quantization bound of the
 // double-precision dot of the dequantized weights with the original float x.
 #include <gtest/gtest.h>
 
@@ -164,9 +164,12 @@ void CheckDotQ8(const KernelTable& table, TensorType type, int64_t n, uint32_t s
   } else {
     xqk = QuantizeK(RefKernels(), x);
   }
-  // The reference is one of the tables, so each backend's result is within
-  // the rounding bound of the exact value, and so of the reference's.
+  // Exact block sums and the reference's float expression per block: every
+  // backend gives the reference's value bit for bit (which the tiles and
+  // MatMul = MatVec rest on), and that is within the rounding bound of the
+  // exact value.
   const float got = IntDot(table, type, row, xq, xqk, n);
+  EXPECT_EQ(got, IntDot(RefKernels(), type, row, xq, xqk, n)) << shape;
   if (HasDotRowQ8(type)) {
     CheckIntDotOf(type, row, w, x, xq, got, shape);
   } else {

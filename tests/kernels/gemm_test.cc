@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -36,9 +37,11 @@ struct Problem {
   size_t row_bytes() const { return RowBytes(type, cols); }
 };
 
-Problem MakeProblem(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens, uint32_t seed) {
-  Problem p{type, rows, cols, n_tokens, {}, {}, RandomVector(n_tokens * cols, seed + 1), {}};
-  const std::vector<float> values = RandomVector(rows * cols, seed);
+// The weights `values` (rows x cols) and activations x (n_tokens x cols)
+// as the tile takes them.
+Problem MakeProblemOf(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens,
+                      const std::vector<float>& values, std::vector<float> x) {
+  Problem p{type, rows, cols, n_tokens, {}, {}, std::move(x), {}};
   p.w = testing::StoreRow(type, values);  // rows are contiguous
   p.w_values = testing::LoadRow(type, p.w, rows * cols);
   switch (ActivationFormat(type)) {
@@ -58,6 +61,11 @@ Problem MakeProblem(TensorType type, int64_t rows, int64_t cols, int64_t n_token
       break;
   }
   return p;
+}
+
+Problem MakeProblem(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens, uint32_t seed) {
+  return MakeProblemOf(type, rows, cols, n_tokens, RandomVector(rows * cols, seed),
+                       RandomVector(n_tokens * cols, seed + 1));
 }
 
 std::vector<float> RunTile(const KernelTable& table, const Problem& p) {
@@ -89,9 +97,9 @@ double Magnitude(const Problem& p, int64_t r, int64_t t) {
   return sum;
 }
 
-// The 32-element types' tiles follow the reference's order exactly; the
-// K-quant tiles are the backend's own row dots and the float tiles their
-// own lane order, both within float rounding of the reference.
+// The quantized types' tiles follow the reference's order exactly (exact
+// integer sums, then its float expression per block); the float tiles
+// their own lane order, within float rounding of the reference.
 void ExpectMatchesTwin(const KernelTable& table, const Problem& p) {
   const std::vector<float> got = RunTile(table, p);
   const std::vector<float> want = RunTile(RefKernels(), p);
@@ -103,7 +111,7 @@ void ExpectMatchesTwin(const KernelTable& table, const Problem& p) {
           " r=" + std::to_string(r) + " t=" + std::to_string(t);
       const float g = got[t * p.rows + r];
       const float v = want[t * p.rows + r];
-      if (HasDotRowQ8(p.type)) {
+      if (HasDotRowQ8(p.type) || HasDotRowQ8K(p.type)) {
         ASSERT_EQ(g, v) << where;
       } else {
         const double steps = static_cast<double>(p.cols) / 8 + 16;
@@ -148,6 +156,29 @@ TEST(GemmTest, OddShapes) {
         for (int64_t cols : {1, 7, 8, 9, 15, 16, 17, 31, 33, 129}) {
           ExpectMatchesTwin(*table, MakeProblem(type, 5, cols, 13, static_cast<uint32_t>(cols)));
         }
+      }
+    }
+  }
+}
+
+// Extreme codes: weights at the ends of their type's range (the largest
+// codes and scales) against activation codes of +-127 of one sign per
+// token, where the int16 pair sums of the maddubs tiles come closest to
+// overflow; token counts past the tiles' lower bound, so the tiles (not
+// the row dots) run. A block's largest magnitude sets its scale, and the
+// symmetric types map it to the lowest code, so the patterns put one value
+// of each sign at the end and the rest at the other.
+TEST(GemmTest, ExtremeCodesMatchTheTwin) {
+  for (const KernelTable* table : AvailableKernels()) {
+    for (TensorType type : AllTypes()) {
+      const int64_t rows = 11, cols = Cols(type), n = 20;
+      for (float sign : {1.0f, -1.0f}) {
+        std::vector<float> w(rows * cols), x(n * cols);
+        for (int64_t i = 0; i < rows * cols; ++i) {
+          w[i] = sign * (i % 16 == 0 ? 1.0f : -0.97f) * (i / cols % 2 == 0 ? 1.0f : -1.0f);
+        }
+        for (int64_t i = 0; i < n * cols; ++i) x[i] = i / cols % 2 == 0 ? 1.0f : -1.0f;
+        ExpectMatchesTwin(*table, MakeProblemOf(type, rows, cols, n, w, x));
       }
     }
   }
@@ -210,8 +241,8 @@ TEST(GemmTest, PanelsPackedOnceMatchTheTwin) {
           for (int64_t first = 0; first < rows; first += kPanelAlignRows) {
             const int64_t nr = rows - first;
             std::vector<float> y(n * nr, -7.0f);
-            tk.gemm_panels(panels.data() + first * p.row_bytes(), p.row_bytes(), nr,
-                           p.acts.data(), n, p.cols, y.data(), nr, scratch.data());
+            tk.gemm_panels(panels.data() + first * p.row_bytes(), p.row_bytes(), nr, p.acts.data(),
+                           n, p.cols, y.data(), nr, scratch.data());
             for (int64_t t = 0; t < n; ++t) {
               for (int64_t r = 0; r < nr; ++r) {
                 ASSERT_EQ(y[t * nr + r], want[t * rows + first + r])
@@ -231,15 +262,17 @@ TEST(GemmTest, PanelsPackedOnceMatchTheTwin) {
 TEST(GemmTest, WritesOnlyItsOwnPartOfY) {
   for (const KernelTable* table : AvailableKernels()) {
     for (TensorType type : AllTypes()) {
-      const Problem p = MakeProblem(type, 19, Cols(type), 6, 5);
-      const int64_t ldy = p.rows + 5;
-      std::vector<float> y(p.n_tokens * ldy, -7.0f);
-      std::vector<uint8_t> scratch(GemmScratchBytes(p.cols, p.n_tokens));
-      table->For(type).gemm(p.w.data(), p.row_bytes(), p.rows, p.acts.data(), p.n_tokens, p.cols,
-                            y.data(), ldy, scratch.data());
-      for (int64_t t = 0; t < p.n_tokens; ++t) {
-        for (int64_t r = p.rows; r < ldy; ++r) {
-          EXPECT_EQ(y[t * ldy + r], -7.0f) << table->name << " " << TypeName(type);
+      for (int64_t n : {6, 21}) {  // below and above the maddubs tiles' lower bound
+        const Problem p = MakeProblem(type, 19, Cols(type), n, 5);
+        const int64_t ldy = p.rows + 5;
+        std::vector<float> y(p.n_tokens * ldy, -7.0f);
+        std::vector<uint8_t> scratch(GemmScratchBytes(p.cols, p.n_tokens));
+        table->For(type).gemm(p.w.data(), p.row_bytes(), p.rows, p.acts.data(), p.n_tokens, p.cols,
+                              y.data(), ldy, scratch.data());
+        for (int64_t t = 0; t < p.n_tokens; ++t) {
+          for (int64_t r = p.rows; r < ldy; ++r) {
+            EXPECT_EQ(y[t * ldy + r], -7.0f) << table->name << " " << TypeName(type);
+          }
         }
       }
     }

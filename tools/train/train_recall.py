@@ -382,7 +382,14 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch has a GPU")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--shape", help="layers x dim x heads x kv-heads, e.g. 2x128x4x2 (default "
+                                    f"{Config.n_layers}x{Config.dim}x{Config.n_heads}x"
+                                    f"{Config.n_kv_heads}); heads of 32 keep q8_0 K/V rows")
     args = ap.parse_args()
+    if args.shape:
+        Config.n_layers, Config.dim, Config.n_heads, Config.n_kv_heads = (
+            int(v) for v in args.shape.split("x"))
+        Config.hidden = Config.dim * 8 // 3 // 32 * 32
     args.data = args.data or os.path.join(args.out, "data")
     os.makedirs(args.data, exist_ok=True)
     stages = parse_stages(args.stages)

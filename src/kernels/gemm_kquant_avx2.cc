@@ -12,7 +12,7 @@
 // costs about 2% of a panel's products at prefill's token counts.
 //
 // Exactness: per unit of groups the maddubs pair sums are added in int16
-// (Kind::kUnitGroups keeps them below 2^15: see UnitGroups), madd with the
+// (UnitGroups<Kind>() keeps them below 2^15), madd with the
 // scale, added in int32; the correction likewise exact. Each lane then
 // takes the reference's float expression (ref_quant_ext.cc DotInt), so a
 // pair's value equals dot_row_q8k (simd_avx2_kquants.cc) and the

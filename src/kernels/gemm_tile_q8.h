@@ -1,8 +1,9 @@
 // The GemmFn of the 32-element quantized types (q8_0, q4_0, q4_1, q5_0,
-// q5_1) on a VNNI backend S (vpdpbusd: unsigned bytes times signed bytes,
-// four products summed into each int32 lane), written once for the x86
-// files that include it (gemm_q8_avxvnni.cc, gemm_q8_avx512.cc); internal
-// linkage, as their rules ask.
+// q5_1) on a backend S with a vpdpbusd (unsigned bytes times signed bytes,
+// four products summed into each int32 lane; on AVX2 made of maddubs),
+// written once for the x86 files that include it (gemm_q8_avxvnni.cc,
+// gemm_q8_avx512.cc, gemm_q8_avx2.cc; gemm_kquant_avx2.cc takes its
+// transpose); internal linkage, as their rules ask.
 //
 // Rows lie along the vector lanes: a panel of kPanelRows rows is repacked
 // so that one vector holds four consecutive codes of S::kRows rows

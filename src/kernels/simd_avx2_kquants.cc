@@ -112,9 +112,11 @@ template <typename Kind>
 }
 
 // Super-blocks two at a time, so that one hadd tree reduces the four sums
-// to [isum0, msum0, isum1, msum1] (a reduction per super-block made decode
-// 15% slower: q4_K_M, 1B shape, Zen 3). Each then goes through the
-// reference's float expression, in block order.
+// to [isum0, msum0, isum1, msum1]; each then goes through the reference's
+// float expression, in block order. The reductions cost decode 7-27%
+// (q4_K_M..q5_K, 1B shape, Zen 3) against the lane-wise float sums this
+// replaced, which the rows-in-lanes tiles could not match bit for bit; a
+// reduction per super-block measured no better than this pairing.
 template <typename Kind>
 float DotQ8K(const void* row, const BlockQ8KAct* x, int64_t n) {
   using Block = typename Kind::Block;

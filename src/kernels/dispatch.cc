@@ -47,6 +47,29 @@ const TypeKernels& KernelTable::For(TensorType type) const {
   CheckFailed("KernelTable::For: a tensor type h2o cannot run", __FILE__, __LINE__);
 }
 
+std::string DescribeMatrixKernel(const KernelTable& table, TensorType type) {
+  const char* kind = table.For(type).gemm_kind;
+  return kind != nullptr ? kind : "row dots (scalar reference)";
+}
+
+std::vector<std::string> DescribeMatrixKernels(const KernelTable& table) {
+  std::vector<std::string> kinds, lines;
+  for (TensorType type : RunnableTypes()) {
+    const std::string words = DescribeMatrixKernel(table, type);
+    size_t i = 0;
+    while (i < kinds.size() && kinds[i] != words) ++i;
+    const std::string name(TraitsOf(type).name);
+    if (i == kinds.size()) {
+      kinds.push_back(words);
+      lines.push_back(name);
+    } else {
+      lines[i] += ", " + name;
+    }
+  }
+  for (size_t i = 0; i < lines.size(); ++i) lines[i] += ": " + kinds[i];
+  return lines;
+}
+
 const KvRowKernels& KernelTable::KvFor(TensorType type) const {
   switch (type) {
     case TensorType::kF32:

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/tensor_type.h"
@@ -87,6 +88,10 @@ struct TypeKernels {
   // Many rows against one activation, where a backend has a loop for it
   // (nullptr: dot_row_q8 row by row).
   DotRowsQ8Fn dot_rows_q8 = nullptr;
+  // What gemm (and gemm_panels) do, in a few words, so that a user can tell
+  // which kernel multiplies their weights (h2o --version, bench); nullptr
+  // where gemm is unset (the reference's row dots).
+  const char* gemm_kind = nullptr;
 };
 
 // Contracts as the functions of the same name in ops.h.
@@ -164,6 +169,12 @@ struct KernelTable {
   // The attention kernels for K/V rows of `type`, one of KvRowTypes() (checked).
   const KvRowKernels& KvFor(TensorType type) const;
 };
+
+// The table's matrix kernels in lines of "types: gemm_kind", types that
+// share a kind on one line ("f32, f16, bf16: FMA tile").
+std::vector<std::string> DescribeMatrixKernels(const KernelTable& table);
+// gemm_kind of one runnable type, in the same words (checked).
+std::string DescribeMatrixKernel(const KernelTable& table, TensorType type);
 
 // The types a KV cache can store K or V rows in (every backend has
 // attention kernels for each): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0,

@@ -97,6 +97,7 @@ KernelTable WithGemmTiles(KernelTable t) {
   t.f32.gemm = FloatTile<Avx2, F32Weights>;
   t.f16.gemm = FloatTile<Avx2, F16Weights>;
   t.bf16.gemm = FloatTile<Avx2, BF16Weights>;
+  for (TypeKernels* k : {&t.f32, &t.f16, &t.bf16}) k->gemm_kind = "AVX2 FMA tile";
   SetKQuantTiles(t);
   if (CpuHasAvxVnni()) {
     SetVnniTiles(t);

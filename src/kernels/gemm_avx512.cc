@@ -78,6 +78,7 @@ void SetGemmTiles(KernelTable& t) {
   t.f32.gemm = FloatTile<Avx512, F32Weights>;
   t.f16.gemm = FloatTile<Avx512, F16Weights>;
   t.bf16.gemm = FloatTile<Avx512, BF16Weights>;
+  for (TypeKernels* k : {&t.f32, &t.f16, &t.bf16}) k->gemm_kind = "AVX-512 FMA tile";
   if (CpuHasAvx512Vnni()) SetVnniTiles(t);
 }
 

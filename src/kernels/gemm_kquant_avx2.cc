@@ -210,6 +210,9 @@ void SetKQuantTiles(KernelTable& t) {
   t.q4_k.gemm = KQuantTile<TensorType::kQ4_K, KindQ4_K>;
   t.q5_k.gemm = KQuantTile<TensorType::kQ5_K, KindQ5_K>;
   t.q6_k.gemm = KQuantTile<TensorType::kQ6_K, KindQ6_K>;
+  for (TypeKernels* k : {&t.q2_k, &t.q3_k, &t.q4_k, &t.q5_k, &t.q6_k}) {
+    k->gemm_kind = "AVX2 maddubs tile, panels widened per call (12+ tokens; row dots below)";
+  }
 }
 
 }  // namespace h2o::kernels::avx2

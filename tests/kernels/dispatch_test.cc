@@ -113,6 +113,29 @@ TEST(DispatchTest, EveryRunnableTypeHasKernelsInEveryTable) {
   }
 }
 
+// Every runnable type is named on exactly one line, beside the words its
+// entry gives, and a table whose types share one kernel prints one line.
+TEST(DispatchTest, MatrixKernelLinesNameEveryTypeOnce) {
+  for (const KernelTable* table : AvailableKernels()) {
+    const std::vector<std::string> lines = DescribeMatrixKernels(*table);
+    for (TensorType type : RunnableTypes()) {
+      const std::string name(TraitsOf(type).name);
+      const std::string kind = DescribeMatrixKernel(*table, type);
+      int found = 0;
+      for (const std::string& line : lines) {
+        const size_t colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << line;
+        const std::string names = ", " + line.substr(0, colon) + ",";
+        if (names.find(", " + name + ",") == std::string::npos) continue;
+        ++found;
+        EXPECT_EQ(line.substr(colon + 2), kind) << table->name << " " << name;
+      }
+      EXPECT_EQ(found, 1) << table->name << " " << name;
+    }
+  }
+  EXPECT_EQ(DescribeMatrixKernels(RefKernels()).size(), 1u);
+}
+
 // A type h2o cannot run (or an id GGML retired) never reaches a kernel:
 // asking for one is a broken invariant, not a user error.
 TEST(DispatchTest, TypeThatCannotRunIsAnInvariantFailure) {

@@ -19,6 +19,7 @@
 #include "cli_log.h"
 #include "commands.h"
 #include "core/byte_size.h"
+#include "kernels/dispatch.h"
 #include "eval/bench.h"
 #include "eval/membw.h"
 #include "eval/throughput.h"
@@ -368,7 +369,13 @@ int RunBench(const BenchFlags& f) {
       fmt::format("{} {} {}, {}", footprint.arch, FormatCount(footprint.n_params),
                   footprint.weight_type, FormatBytes(static_cast<double>(footprint.tensor_bytes)));
   const Output output = OutputOf(f);
+  const kernels::KernelTable& kernel_table = kernels::ActiveKernels();
+  const std::optional<TensorType> weight_type = ParseTensorType(footprint.weight_type);
+  const std::string matrix_kernel =
+      weight_type ? kernels::DescribeMatrixKernel(kernel_table, *weight_type) : "-";
   if (output == Output::kMarkdown) {
+    std::printf("kernels: %s; %s weights: %s\n", kernel_table.name, footprint.weight_type.c_str(),
+                matrix_kernel.c_str());
     std::printf(
         "memory bandwidth: %s (%d threads); weights read per token: %s; percent KV budgets "
         "resolve against depth + the test's tokens\n",
@@ -398,6 +405,8 @@ int RunBench(const BenchFlags& f) {
        {"model_bytes", footprint.tensor_bytes},
        {"weight_bytes_per_token", footprint.weight_bytes_per_token},
        {"threads", options.n_threads},
+       {"kernels", kernel_table.name},
+       {"matrix_kernel", matrix_kernel},
        {"kv_type_k", std::string(TraitsOf(options.kv_types.k).name)},
        {"kv_type_v", std::string(TraitsOf(options.kv_types.v).name)},
        {"chunk", options.chunk},

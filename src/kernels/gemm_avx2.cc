@@ -77,6 +77,11 @@ void DotLoop(TensorType type, const void* w, size_t row_bytes, int64_t n_rows, c
   const TypeKernels& tk = Avx2Kernels().For(type);
   const auto* rows = static_cast<const uint8_t*>(w);
   for (int64_t t = 0; t < n_tokens; ++t) {
+    if (tk.dot_rows_q8 != nullptr) {
+      tk.dot_rows_q8(rows, row_bytes, n_rows, static_cast<const BlockQ8Act*>(x) + t * (cols / 32),
+                     cols, y + t * ldy);
+      continue;
+    }
     for (int64_t r = 0; r < n_rows; ++r) {
       const uint8_t* row = rows + r * row_bytes;
       y[t * ldy + r] =

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Bar chart (SVG, no dependencies) of h2o.cpp's speed over llama.cpp's per
-weight type and test, from the records scripts/bench_prefill_peer.sh writes:
+weight type and test, from the records scripts/bench_types_peer.sh writes:
 medians over the rounds, one group of bars per type, the 1.0x line drawn.
 
   scripts/plot_peer_ratios.py OUT_DIR/prefill.jsonl OUT.svg [--title TEXT]

@@ -48,7 +48,6 @@ f16="${prefix}_f16.gguf"
 for t in $types; do
   m="${prefix}_$t.gguf"
   [ -f "$m" ] && continue
-  # shellcheck disable=SC2086
   "$llb" quantize -m "$f16" -o "$m" --qtype "$t" -t 2 >/dev/null 2>&1
 done
 
@@ -69,9 +68,12 @@ h2o_run() {  # engine-name binary model type depth
     python3 -c 'import json,sys
 for x in json.load(sys.stdin)["records"]:
     print(x["test"], x["depth"], "full" if x["kv"] == "full" else "h2o", x["tps_median"])' |
-    while read -r test depth kv tps; do
-      if [ "$kv" = full ]; then echo "$test $depth $kv $tps" | record "$1" "$4"
-      else echo "$test $depth $kv $tps" | record "$1 H2O" "$4"; fi
+    while read -r line; do
+      # An evicting run is its own engine column ("h2o H2O").
+      case $line in
+        *" h2o "*) echo "$line" | record "$1 H2O" "$4" ;;
+        *) echo "$line" | record "$1" "$4" ;;
+      esac
     done
 }
 llb_run() {  # model type depth
@@ -82,7 +84,7 @@ llb_run() {  # model type depth
 for line in sys.stdin:
     d = json.loads(line)
     test = ("pp%d" % d["n_prompt"]) if d["n_prompt"] else ("tg%d" % d["n_gen"])
-    print(test, d["n_depth"], "full", d["avg_ts"] if "median_ts" not in d else d["median_ts"])' |
+    print(test, d["n_depth"], "full", d["median_ts"])' |
     record llama.cpp "$2"
 }
 for r in $(seq "$rounds"); do

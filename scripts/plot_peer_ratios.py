@@ -3,7 +3,7 @@
 weight type and test, from the records scripts/bench_types_peer.sh writes:
 medians over the rounds, one group of bars per type, the 1.0x line drawn.
 
-  scripts/plot_peer_ratios.py OUT_DIR/prefill.jsonl OUT.svg [--title TEXT]
+  scripts/plot_peer_ratios.py OUT_DIR/types_1b.jsonl OUT.svg [--title TEXT]
 """
 import argparse
 import json

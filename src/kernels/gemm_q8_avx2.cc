@@ -56,7 +56,8 @@ void SetMaddubsTiles(KernelTable& t) {
   t.q4_1.gemm = TileOrDotLoop<TensorType::kQ4_1, Q4_1Codes>;
   t.q5_0.gemm = TileOrDotLoop<TensorType::kQ5_0, Q5_0Codes>;
   t.q5_1.gemm = TileOrDotLoop<TensorType::kQ5_1, Q5_1Codes>;
-  for (TypeKernels* k : {&t.q8_0, &t.q4_0}) k->gemm_kind = "AVX2 maddubs tile, panels packed at load";
+  for (TypeKernels* k : {&t.q8_0, &t.q4_0})
+    k->gemm_kind = "AVX2 maddubs tile, panels packed at load";
   for (TypeKernels* k : {&t.q4_1, &t.q5_0, &t.q5_1}) {
     k->gemm_kind = "AVX2 maddubs tile, panels packed per call (12+ tokens; row dots below)";
   }

@@ -32,7 +32,8 @@ void SetVnniTiles(KernelTable& t) {
   t.q4_1.gemm = Q8Tile<VnniYmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniYmm, Q5_0Codes>;
   t.q5_1.gemm = Q8Tile<VnniYmm, Q5_1Codes>;
-  for (TypeKernels* k : {&t.q8_0, &t.q4_0}) k->gemm_kind = "AVX-VNNI vpdpbusd tile, panels packed at load";
+  for (TypeKernels* k : {&t.q8_0, &t.q4_0})
+    k->gemm_kind = "AVX-VNNI vpdpbusd tile, panels packed at load";
   for (TypeKernels* k : {&t.q4_1, &t.q5_0, &t.q5_1}) {
     k->gemm_kind = "AVX-VNNI vpdpbusd tile, panels packed per call";
   }

@@ -88,9 +88,11 @@ TEST_F(LlamaFlagsFiles, PromptFromAFileAndFromStandardInput) {
 TEST(LlamaFlags, VersionNamesCommitCompilerAndKernels) {
   const RunResult r = Ok("--version");
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("^h2o\\.cpp [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit ([0-9a-f]{12}(-dirty)?|"
-                        "unknown)\\)\ncompiler: (GCC|clang) [0-9.]+\nSIMD kernels: [a-z0-9]+ "
-                        "\\(available: [a-z0-9, ]*ref\\)\nmatrix kernels:\n(  [a-z0-9_K, ]+: [^\n]+\n)+$")))
+      r.out,
+      std::regex(
+          "^h2o\\.cpp [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit ([0-9a-f]{12}(-dirty)?|"
+          "unknown)\\)\ncompiler: (GCC|clang) [0-9.]+\nSIMD kernels: [a-z0-9]+ "
+          "\\(available: [a-z0-9, ]*ref\\)\nmatrix kernels:\n(  [a-z0-9_K, ]+: [^\n]+\n)+$")))
       << r.out;
 }
 

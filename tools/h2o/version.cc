@@ -26,10 +26,9 @@ std::string VersionText() {
     if (!available.empty()) available += ", ";
     available += table->name;
   }
-  std::string text =
-      fmt::format("h2o.cpp {} (commit {})\ncompiler: {}\nSIMD kernels: {} (available: {})",
-                  H2O_VERSION, H2O_BUILD_COMMIT, Compiler(), kernels::ActiveKernels().name,
-                  available);
+  std::string text = fmt::format(
+      "h2o.cpp {} (commit {})\ncompiler: {}\nSIMD kernels: {} (available: {})", H2O_VERSION,
+      H2O_BUILD_COMMIT, Compiler(), kernels::ActiveKernels().name, available);
   text += "\nmatrix kernels:";
   for (const std::string& line : kernels::DescribeMatrixKernels(kernels::ActiveKernels())) {
     text += "\n  " + line;

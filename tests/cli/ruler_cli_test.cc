@@ -85,9 +85,9 @@ TEST(RulerCli, MktaskErrors) {
 TEST(RulerCli, EvalPrintsEachPolicyAndWritesTheReports) {
   const std::string tasks = MakeTasks("ruler_eval.jsonl");
   const std::string prefix = Temp("ruler_report");
-  const auto r = RunH2o(fmt::format(
-      "eval -m {} --task {} -t 2 --kv full,h2o,local --budget 25%,50% --report {}", kModel, tasks,
-      prefix));
+  const auto r = RunH2o(
+      fmt::format("eval -m {} --task {} -t 2 --kv full,h2o,local --budget 25%,50% --report {}",
+                  kModel, tasks, prefix));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("4 items, retrieval, query-agnostic (question after compression), "
                        "compressed part in one pass"),
@@ -110,6 +110,22 @@ TEST(RulerCli, EvalPrintsEachPolicyAndWritesTheReports) {
   EXPECT_EQ(report["rows"].size(), 5u);  // full once, h2o and local at two budgets
   EXPECT_NE(testing::ReadFileOrEmpty(prefix + ".tasks.md").find("niah_single_1 @512"),
             std::string::npos);
+  // Every answer, 4 items x 5 runs, each scored as the table counts it.
+  const std::vector<nlohmann::json> answers = Lines(prefix + ".answers.jsonl");
+  ASSERT_EQ(answers.size(), 20u);
+  double local_25 = 0;
+  for (const nlohmann::json& a : answers) {
+    EXPECT_TRUE(a["answer"].is_string() && a["outputs"].size() == 1u) << a;
+    const bool found = a["answer"].get<std::string>().find(a["outputs"][0].get<std::string>()) !=
+                       std::string::npos;
+    EXPECT_EQ(a["score"].get<double>(), found ? 1.0 : 0.0) << a;
+    if (a["kv"] == "local" && a["budget"] == "25%") local_25 += a["score"].get<double>() / 4;
+  }
+  for (const nlohmann::json& row : report["rows"]) {
+    if (row["kv"] == "local" && row["budget"] == "25%") {
+      EXPECT_DOUBLE_EQ(row["values"]["accuracy"].get<double>(), local_25);
+    }
+  }
   for (const std::string& svg : {prefix + ".svg", prefix + ".depth.h2o.25_.svg"}) {
     const std::string text = testing::ReadFileOrEmpty(svg);
     EXPECT_NE(text.find("<svg"), std::string::npos) << svg;
@@ -174,10 +190,10 @@ TEST(RulerCli, KvDumpShowsTheQuestionComesAfterCompression) {
                 .exit_code,
             0);
   positions = DumpedPositions(dump);
-  EXPECT_GT(*std::max_element(positions.begin(), positions.end()),
-            static_cast<int32_t>(context));
+  EXPECT_GT(*std::max_element(positions.begin(), positions.end()), static_cast<int32_t>(context));
   testing::ExpectOneErrorLine(
-      RunH2o(fmt::format("eval -m {} --task {} --kv full,local --budget 25% --kv-dump {}", kModel, one, dump)),
+      RunH2o(fmt::format("eval -m {} --task {} --kv full,local --budget 25% --kv-dump {}", kModel,
+                         one, dump)),
       "--kv-dump takes a single --kv spec");
 }
 
@@ -188,10 +204,9 @@ TEST(RulerCli, EvalErrors) {
   ExpectOneErrorLine(
       RunH2o(fmt::format("eval -m {} --task {} --kv h2o --budget 0.01%", kModel, tasks)),
       "KV budget must be at least 1 token");
-  ExpectOneErrorLine(
-      RunH2o(fmt::format("eval -m {} --task {} --question-in-context", kModel,
-                         testing::DataPath("tinystories_cloze_56.jsonl"))),
-      "--question-in-context applies to retrieval tasks, not multiple-choice");
+  ExpectOneErrorLine(RunH2o(fmt::format("eval -m {} --task {} --question-in-context", kModel,
+                                        testing::DataPath("tinystories_cloze_56.jsonl"))),
+                     "--question-in-context applies to retrieval tasks, not multiple-choice");
   const std::string broken = Temp("ruler_broken.jsonl");
   std::ofstream(broken) << R"({"task": "x", "context": "a b c", "question": " d?", "outputs": []})"
                         << "\n";

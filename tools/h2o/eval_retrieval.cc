@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "eval/progress.h"
@@ -46,8 +47,8 @@ struct Tally {
   double StdErr() const {
     if (n < 2) return std::nan("");
     const double m = Mean();
-    const double var = std::max(0.0, (sum_sq - static_cast<double>(n) * m * m) /
-                                          static_cast<double>(n - 1));
+    const double var =
+        std::max(0.0, (sum_sq - static_cast<double>(n) * m * m) / static_cast<double>(n - 1));
     return std::sqrt(var / static_cast<double>(n));
   }
 };
@@ -82,9 +83,9 @@ Result<std::unique_ptr<Sequence>> Continuation(Engine& engine, const Sequence& c
   o.max_chunk = std::max(1, rest);
   o.kv_types = c.types;
   H2O_ASSIGN_OR_RETURN(
-      o.kv, ResolveKvSpec(ParseKvSpec(fmt::format("local:recent={}", kept + rest + item.max_tokens))
-                              .value(),
-                          std::nullopt));
+      o.kv, ResolveKvSpec(
+                ParseKvSpec(fmt::format("local:recent={}", kept + rest + item.max_tokens)).value(),
+                std::nullopt));
   return engine.NewSequence(o);
 }
 
@@ -159,8 +160,9 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
                  std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
   const int64_t n_ctx = ContextSize(f, model);
   if (f.model.kv_pos_shift) {
-    return Fail("--kv-pos-shift does not apply to retrieval tasks (their caches are compressed "
-                "once, positions kept)");
+    return Fail(
+        "--kv-pos-shift does not apply to retrieval tasks (their caches are compressed "
+        "once, positions kept)");
   }
   if (!f.model.kv_dump_path.empty() && runs.size() != 1) {
     return Fail("--kv-dump takes a single --kv spec and KV type");
@@ -185,10 +187,13 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
       f.chunk_given ? EvalChunk(f, model) : std::min<int64_t>(n_ctx, longest_compressed));
 
   std::vector<RunSequence> sequences;
-  for (const EvalRun& run : runs) sequences.emplace_back(f, model, run.spec, run.types, false, chunk);
-  auto engine = Engine::Create(model, {.n_threads = ThreadCount(f.model), .max_batch_tokens = chunk});
+  for (const EvalRun& run : runs)
+    sequences.emplace_back(f, model, run.spec, run.types, false, chunk);
+  auto engine =
+      Engine::Create(model, {.n_threads = ThreadCount(f.model), .max_batch_tokens = chunk});
   if (!engine.ok()) return Fail(engine.status());
   std::vector<RunScores> scores(runs.size());
+  std::string answers;  // PREFIX.answers.jsonl: every answer, as RULER keeps its predictions
   std::vector<std::string> tasks;
   std::vector<int64_t> lengths;
   ProgressBar progress("retrieval", static_cast<int64_t>(items.size()),
@@ -220,8 +225,7 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     // What the policy kept when the question came (query-agnostic: the
     // compressed context; query-aware and full: the end of the run).
     if (!f.model.kv_dump_path.empty() && i + 1 == items.size()) {
-      if (Status st = WriteKvDump(jobs.front().sequence->cache(), f.model.kv_dump_path);
-          !st.ok()) {
+      if (Status st = WriteKvDump(jobs.front().sequence->cache(), f.model.kv_dump_path); !st.ok()) {
         return Fail(st);
       }
     }
@@ -232,6 +236,19 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     }
     for (size_t r = 0; r < runs.size(); ++r) {
       const double score = ruler::Score((*generations)[r].text, item.outputs);
+      if (!f.report_prefix.empty()) {
+        answers += nlohmann::json{{"item", i},
+                                  {"task", task},
+                                  {"length", item.length},
+                                  {"depth", item.depth},
+                                  {"kv", runs[r].label},
+                                  {"budget", runs[r].entry.budget},
+                                  {"outputs", item.outputs},
+                                  {"answer", (*generations)[r].text},
+                                  {"score", score}}
+                       .dump() +
+                   "\n";
+      }
       RunScores& s = scores[r];
       s.all.Add(score);
       s.by_task[task].Add(score);
@@ -258,7 +275,8 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     report.metrics.push_back({task + "_stderr", "its standard error", 3});
   }
   for (const int64_t length : lengths) {
-    report.metrics.push_back({fmt::format("len_{}", length), fmt::format("accuracy at {} tokens", length), 3});
+    report.metrics.push_back(
+        {fmt::format("len_{}", length), fmt::format("accuracy at {} tokens", length), 3});
     report.metrics.push_back({fmt::format("len_{}_stderr", length), "its standard error", 3});
   }
   nlohmann::json cells = nlohmann::json::array();
@@ -307,13 +325,16 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
   }
   if (!f.report_prefix.empty()) {
     const std::string tasks_md = f.report_prefix + ".tasks.md";
-    if (Status s = WriteFileAtomically(
-            tasks_md, "# " + report.title + ": accuracy by task and length\n\n" +
-                          TaskLengthMarkdown(runs, scores, tasks, lengths));
+    if (Status s = WriteFileAtomically(tasks_md,
+                                       "# " + report.title + ": accuracy by task and length\n\n" +
+                                           TaskLengthMarkdown(runs, scores, tasks, lengths));
         !s.ok()) {
       return Fail(s);
     }
     Note("wrote {}", tasks_md);
+    const std::string answers_path = f.report_prefix + ".answers.jsonl";
+    if (Status s = WriteFileAtomically(answers_path, answers); !s.ok()) return Fail(s);
+    Note("wrote {}", answers_path);
     for (size_t r = 0; r < runs.size(); ++r) {
       const Heatmap map = DepthHeatmap(runs[r], scores[r], lengths);
       if (map.rows.empty()) continue;
@@ -324,11 +345,12 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
       Note("wrote {}", path);
     }
   }
-  return FinishReport(f, TaskFormat::kRetrieval, items.size(), n_ctx,
-                      {{"protocol", f.question_in_context ? "query-aware" : "query-agnostic"},
-                       {"chunk", f.chunk_given ? nlohmann::json(chunk) : nlohmann::json("one pass")},
-                       {"cells", std::move(cells)}},
-                      report);
+  return FinishReport(
+      f, TaskFormat::kRetrieval, items.size(), n_ctx,
+      {{"protocol", f.question_in_context ? "query-aware" : "query-agnostic"},
+       {"chunk", f.chunk_given ? nlohmann::json(chunk) : nlohmann::json("one pass")},
+       {"cells", std::move(cells)}},
+      report);
 }
 
 }  // namespace h2o::cli

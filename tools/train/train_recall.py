@@ -38,38 +38,54 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import drills
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB_GGUF = os.path.join(REPO, "models", "stories260K.gguf")
 TOKENIZER_BIN = os.path.join(REPO, "models", "tok512.bin")
 ESSAY = os.path.join(REPO, "src", "eval", "ruler", "essay.txt")
 
-# (length, steps, batch): each stage at one length, curriculum short to long,
-# 4096 tokens a step.
-STAGES = [(512, 1800, 8), (1024, 700, 4), (2048, 600, 2)]
-POOL_STEPS = 500  # a fresh pool of task items (new seed) every this many steps
+# (length, steps, batch): each stage at one length, curriculum short to long.
+STAGES = [(512, 1000, 8), (1024, 500, 4), (2048, 350, 2)]
+POOL_STEPS = 500  # a fresh pool of items (new seed) every this many steps
 TASKS = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
          "niah_multikey_2", "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe",
          "fwe", "passkey"]
-TEXT_SHARE = 0.2  # of each batch: plain text (language), the rest tasks
-# Each token's weight in the loss. A 512-token item has about 10 answer
-# tokens: at these weights answers are a quarter of a 512-token batch's
-# loss, where a weight of 1 on text and 0.1 on prompts left them 4% and
-# 1200 steps retrieved nothing.
+# Of each batch's sequences: packed drills (the most answers a token), the
+# suite's own items at the stage's length where they fit (else more drills),
+# plain text (language), and repeated random runs (copying).
+SUITE_SHARE = 0.25
+TEXT_SHARE = 0.1
+REPEAT_SHARE = 0.2
+# The first steps: half the batch repeated runs, so that induction heads
+# (which every retrieval answer copies through) form first.
+WARMUP_REPEAT_SHARE = 0.5
+WARMUP_REPEAT_STEPS = 300
+DRILLS_PER_POOL = 6000
+TOKENS_PER_UNIT = 30  # about a haystack unit's tokens (a noise line, a sentence)
+ITEM_TOKENS = 160  # about a drill's tokens besides its haystack
+# Each token's weight in the loss. One suite item puts one answer (a few
+# tokens) in a sequence of thousands; earlier runs that trained on those
+# alone, with answers a quarter of the loss or all of it, copied nothing in
+# 1800 steps. Packed drills and repeated runs make copyable tokens common.
 ANSWER_WEIGHT = 1.0  # a task's answer and the end of text after it
+COPY_WEIGHT = 0.5  # the second copy of a repeated run
 PROMPT_WEIGHT = 0.02  # the rest of a task (instruction, haystack, question)
 TEXT_WEIGHT = 0.1  # plain text
 EOS = 2  # the bundled vocabulary's end of text
+VOCAB = 512
 
 
 class Config:
-    # Heads of 32 dimensions (q8_0 K/V rows), GQA 3:1; 2.4M parameters, so
-    # that 2 CPU cores train it in hours.
-    dim = 192
-    hidden = 512
-    n_layers = 6
-    n_heads = 6
-    n_kv_heads = 2
-    vocab = 512
+    # Heads of 32 dimensions (q8_0 K/V rows), GQA 2:1, 3M parameters; four
+    # layers: a two-layer model formed induction heads in 200 steps where a
+    # six-layer one had not in 700 (tools/train/README.md).
+    dim = 256
+    hidden = 672
+    n_layers = 4
+    n_heads = 8
+    n_kv_heads = 4
+    vocab = VOCAB
     seq_len = 2048
     norm_eps = 1e-5
     rope_base = 10000.0
@@ -231,9 +247,24 @@ def answer_text(item):
     return " " + ", ".join(out[:-1]) + " and " + out[-1] + "."
 
 
+def tokenize_items(h2o, items, length):
+    """(ids, index where the answer starts) of each item whose prompt,
+    answer and closing EOS fit in `length` tokens."""
+    prompts = [it["context"] + it["question"] for it in items]
+    fulls = [p + answer_text(it) for p, it in zip(prompts, items)]
+    out = []
+    for p, full in zip(tokenize(h2o, prompts), tokenize(h2o, fulls)):
+        start = 0
+        while start < len(p) and start < len(full) and p[start] == full[start]:
+            start += 1
+        if len(full) < length:
+            out.append((full, start))
+    return out
+
+
 def make_items(h2o, length, count, seed, work):
-    """Task sequences of `length` tokens: (ids, index where the answer starts).
-    The tasks whose prompt does not fit the length are left out of it."""
+    """Suite items of `length` tokens made by `h2o mktask ruler --split
+    train`; the tasks whose prompt does not fit the length are left out."""
     path = os.path.join(work, f"tasks_{length}_{seed}.jsonl")
     per_task = max(1, count // len(TASKS))
     items = []
@@ -246,17 +277,7 @@ def make_items(h2o, length, count, seed, work):
             os.remove(path)
         elif "cannot be made" not in made.stderr:
             sys.exit(made.stderr)
-    prompts = [it["context"] + it["question"] for it in items]
-    fulls = [p + answer_text(it) for p, it in zip(prompts, items)]
-    prompt_ids = tokenize(h2o, prompts)
-    full_ids = tokenize(h2o, fulls)
-    out = []
-    for p, full in zip(prompt_ids, full_ids):
-        start = 0
-        while start < len(p) and start < len(full) and p[start] == full[start]:
-            start += 1
-        out.append((full[:length], start))
-    return out
+    return tokenize_items(h2o, items, length + 1)
 
 
 def pool_seed(args, step):
@@ -277,21 +298,41 @@ def load_gz(path):
         return torch.load(io.BytesIO(f.read()))
 
 
-def pool(args, length, batch, seed):
-    """The task items of one pool, made once into the data folder and read
-    after: (ids, index where the answer starts) each."""
-    path = os.path.join(args.data, f"pool_{length}_{seed}.pt.gz")
+def cached(args, name, make):
+    """Items (ids, index where the answer starts) made once by `make` into
+    the data folder under `name`, and read from there after."""
+    path = os.path.join(args.data, name + ".pt.gz")
     if not os.path.exists(path):
         if not args.h2o:
             sys.exit(f"{path} is missing and there is no --h2o to make it")
-        items = make_items(args.h2o, length, POOL_STEPS * batch, seed, args.data)
-        ids = torch.full((len(items), length), -1, dtype=torch.int16)
-        for i, (seq, _) in enumerate(items):
-            ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.int16)
-        save_gz({"ids": ids, "start": torch.tensor([s for _, s in items])}, path)
+        items = make()
+        save_gz({"ids": torch.tensor([t for seq, _ in items for t in seq], dtype=torch.int16),
+                 "sizes": torch.tensor([len(seq) for seq, _ in items]),
+                 "start": torch.tensor([s for _, s in items])}, path)
     saved = load_gz(path)
-    return [([t for t in row.tolist() if t >= 0], start)
-            for row, start in zip(saved["ids"], saved["start"].tolist())]
+    ids = saved["ids"].tolist()
+    out, at = [], 0
+    for size, start in zip(saved["sizes"].tolist(), saved["start"].tolist()):
+        out.append((ids[at:at + size], start))
+        at += size
+    return out
+
+
+def pool(args, length, batch, seed):
+    """The suite's items of one pool (those that fit `length`)."""
+    return cached(args, f"pool_{length}_{seed}",
+                  lambda: make_items(args.h2o, length, POOL_STEPS * batch, seed, args.data))
+
+
+def drill_pool(args, length, seed):
+    """Drills (tools/train/drills.py) of one pool, of every size up to the
+    length: enough that a step's packed sequences rarely repeat an item."""
+    def make():
+        maker = drills.Maker(seed)
+        return tokenize_items(args.h2o, maker.items(DRILLS_PER_POOL,
+                                                 (length - ITEM_TOKENS) // TOKENS_PER_UNIT),
+                              length)
+    return cached(args, f"drills_{length}_{seed}", make)
 
 
 def essay_ids(args):
@@ -308,42 +349,100 @@ def essay_ids(args):
     return load_gz(path)
 
 
-def text_windows(ids, length, count, rng):
-    """Plain-text sequences: windows of the essay's tokens (loss everywhere)."""
-    out = []
-    for _ in range(count):
-        at = rng.randrange(0, len(ids) - length)
-        out.append((ids[at:at + length], 1))
-    return out
+def digit_ids(args):
+    """The ids of the ten digits (the vocabulary splits numbers into them)."""
+    path = os.path.join(args.data, "digits.json")
+    if not os.path.exists(path):
+        if not args.h2o:
+            sys.exit(f"{path} is missing and there is no --h2o to make it")
+        with open(path, "w") as f:  # " 0 1 ... 9": BOS, then a space before each digit
+            json.dump(tokenize(args.h2o, [" ".join("0123456789")])[0][2::2], f)
+    return json.load(open(path))
 
 
-def batch_tensors(samples, length):
-    """Ids padded with EOS, and each token's weight as a target: a task's
-    answer and the EOS after it (so that generation stops there)
-    ANSWER_WEIGHT, its prompt PROMPT_WEIGHT, plain text TEXT_WEIGHT, the
-    rest of the padding 0."""
-    ids = torch.full((len(samples), length), EOS, dtype=torch.long)
-    weight = torch.zeros((len(samples), length))
-    for i, (seq, start) in enumerate(samples):
+# Each builder below makes one training sequence: (ids, weight of each id
+# as a target), at most `length` long; weight[0] is 0 (nothing predicts it).
+
+def task_sequence(seq, start, length):
+    """A task item and the EOS after its answer, so that generation stops."""
+    ids = (seq + [EOS])[:length]
+    weight = [0.0] + [PROMPT_WEIGHT] * (start - 1) + [ANSWER_WEIGHT] * (len(seq) + 1 - start)
+    return ids, weight[:len(ids)]
+
+
+def packed_sequence(items, length, rng):
+    """Drills drawn at random and laid end to end until the next does not
+    fit: a few dozen answers in one sequence."""
+    ids, weight = [], []
+    for _ in range(64):
+        seq, start = rng.choice(items)
+        if len(ids) + len(seq) + 1 > length:
+            if len(ids) > length // 2:
+                break
+            continue
+        i, w = task_sequence(seq, start, length)
+        ids += i
+        weight += w
+    return ids, weight
+
+
+def text_sequence(text, length, rng):
+    """A window of the essay's tokens."""
+    at = rng.randrange(0, len(text) - length)
+    return text[at:at + length], [0.0] + [TEXT_WEIGHT] * (length - 1)
+
+
+def repeat_sequence(text, length, digits, rng):
+    """A window of the essay with runs of random tokens (half of them digits
+    only) written twice, the second time at a random distance after the
+    first: every token of a second copy after its first can be copied, the
+    signal that makes induction heads form."""
+    ids, weight = text_sequence(text, length, rng)
+    ids, weight = list(ids), [w * 0.5 for w in weight]
+    taken = [False] * length
+
+    def free(at, run):
+        return not any(taken[at:at + run])
+
+    for _ in range(max(1, length // 64)):
+        run = rng.randrange(8, 33)
+        first = rng.randrange(1, length - 2 * run)
+        second = rng.randrange(first + run, length - run + 1)
+        if not (free(first, run) and free(second, run)):
+            continue  # runs do not overlap: every copy's target is its run's
+        alphabet = digits if rng.random() < 0.5 else range(3, VOCAB)
+        tokens = [rng.choice(alphabet) for _ in range(run)]
+        for at in (first, second):
+            ids[at:at + run] = tokens
+            taken[at:at + run] = [True] * run
+        weight[second + 1:second + run] = [COPY_WEIGHT] * (run - 1)
+    return ids, weight
+
+
+def batch_tensors(sequences, length):
+    """Sequences padded with EOS at weight 0."""
+    ids = torch.full((len(sequences), length), EOS, dtype=torch.long)
+    weight = torch.zeros((len(sequences), length))
+    for i, (seq, w) in enumerate(sequences):
         ids[i, :len(seq)] = torch.tensor(seq)
-        if start > 1:
-            weight[i, 1:len(seq)] = PROMPT_WEIGHT
-            weight[i, start:min(len(seq) + 1, length)] = ANSWER_WEIGHT
-        else:
-            weight[i, 1:len(seq)] = TEXT_WEIGHT
+        weight[i, :len(w)] = torch.tensor(w)
     return ids, weight
 
 
 def loss_of(model, ids, weight):
-    """The weighted loss, and the mean loss of the answer tokens alone."""
+    """The weighted loss, and the mean loss of answer tokens and of copied
+    tokens alone."""
     logits = model(ids[:, :-1])
     targets = ids[:, 1:]
     w = weight[:, 1:]
     losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                              reduction="none").view_as(w)
-    answers = w == ANSWER_WEIGHT
-    answer_loss = (losses * answers).sum() / answers.sum().clamp(min=1)
-    return (losses * w).sum() / w.sum().clamp(min=1), answer_loss.detach()
+
+    def mean_where(mask):
+        return ((losses * mask).sum() / mask.sum().clamp(min=1)).detach()
+
+    return ((losses * w).sum() / w.sum().clamp(min=1), mean_where(w == ANSWER_WEIGHT),
+            mean_where(w == COPY_WEIGHT))
 
 
 # ---- training ---------------------------------------------------------------------------------
@@ -396,12 +495,14 @@ def main():
     total_steps = sum(s for _, s, _ in stages)
     if args.prepare_only:
         essay_ids(args)
+        digit_ids(args)
         pools = {}
         for step in range(total_steps):
             length, batch = stage_of(stages, step)
             pools[(length, pool_seed(args, step))] = batch
         for (length, seed), batch in pools.items():
             pool(args, length, batch, seed)
+            drill_pool(args, length, seed)
             print(f"data: {length}-token pool {seed} ready", flush=True)
         return 0
     torch.set_num_threads(args.threads)
@@ -426,8 +527,9 @@ def main():
     print(f"{n_params / 1e6:.2f}M parameters, {total_steps} steps", flush=True)
     started = time.time()
     seconds_before = state["seconds"]
-    items, items_key = [], None
+    suite, drill_items, items_key = [], [], None
     text = essay_ids(args)
+    digits = digit_ids(args)
 
     def save():
         state["seconds"] = seconds_before + time.time() - started
@@ -440,15 +542,23 @@ def main():
         length, batch = stage_of(stages, step)
         key = (length, pool_seed(args, step))
         if key != items_key:
-            items, items_key = pool(args, length, batch, key[1]), key
-        n_text = int(round(batch * TEXT_SHARE))
-        samples = rng.sample(items, batch - n_text) + text_windows(text, length, n_text, rng)
-        ids, weight = (x.to(args.device) for x in batch_tensors(samples, length))
+            suite, items_key = pool(args, length, batch, key[1]), key
+            drill_items = drill_pool(args, length, key[1])
+        n_text = max(1, int(round(batch * TEXT_SHARE)))
+        share = WARMUP_REPEAT_SHARE if step < WARMUP_REPEAT_STEPS else REPEAT_SHARE
+        n_repeat = max(1, int(round(batch * share)))
+        n_suite = int(round(batch * SUITE_SHARE)) if suite else 0
+        sequences = ([task_sequence(*rng.choice(suite), length) for _ in range(n_suite)] +
+                     [text_sequence(text, length, rng) for _ in range(n_text)] +
+                     [repeat_sequence(text, length, digits, rng) for _ in range(n_repeat)])
+        while len(sequences) < batch:
+            sequences.append(packed_sequence(drill_items, length, rng))
+        ids, weight = (x.to(args.device) for x in batch_tensors(sequences, length))
         lr = args.lr * min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 *
                                                     (1 + math.cos(math.pi * step / total_steps)))
         for g in opt.param_groups:
             g["lr"] = lr
-        loss, answer_loss = loss_of(model, ids, weight)
+        loss, answer_loss, copy_loss = loss_of(model, ids, weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -457,9 +567,11 @@ def main():
         if state["step"] % 20 == 0:
             elapsed = seconds_before + time.time() - started
             state["log"].append({"step": state["step"], "length": length, "loss": loss.item(),
-                                 "answer_loss": answer_loss.item(), "lr": lr, "seconds": elapsed})
+                                 "answer_loss": answer_loss.item(),
+                                 "copy_loss": copy_loss.item(), "lr": lr, "seconds": elapsed})
             print(f"step {state['step']}/{total_steps} len {length} loss {loss.item():.4f} "
-                  f"answer {answer_loss.item():.4f} lr {lr:.2e} {elapsed / 60:.1f} min",
+                  f"answer {answer_loss.item():.4f} copy {copy_loss.item():.4f} lr {lr:.2e} "
+                  f"{elapsed / 60:.1f} min",
                   flush=True)
         if state["step"] % 100 == 0:
             save()

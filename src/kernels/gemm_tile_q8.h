@@ -128,14 +128,18 @@ struct Q5_1Codes : ByteGroups {
 // the bytes of the rows' blocks. Block, offset and min are q4_0's; Codes()
 // is never called: PackPanel copies the bytes as they are. Widened: the
 // layout WidenNibbles makes of it.
-struct Q4_0Nibbles : Q4_0Codes {
-  using Widened = Q4_0Codes;
+template <typename Codes>
+struct NibblesOf : Codes {
+  using Widened = Codes;
   static constexpr int kStoredGroups = 4;
   template <typename S>
   static typename S::I Group(const uint8_t* at, int g, size_t stride) {
     return g < 4 ? S::Low4(S::LoadI(at + g * stride)) : S::High4(S::LoadI(at + (g - 4) * stride));
   }
 };
+struct Q4_0Nibbles : NibblesOf<Q4_0Codes> {};
+// q4_1 likewise, its min beside its scale.
+struct Q4_1Nibbles : NibblesOf<Q4_1Codes> {};
 
 // A panel of kRows rows is its blocks one after another; block b holds
 // codes[g][row][4] (group g of each row's block b, so one vector load
@@ -202,6 +206,9 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
           }
         }
         d[r] = block != nullptr ? block->d : 0;
+        if constexpr (Kind::kHasMin) {
+          d[kRows + r] = block != nullptr ? static_cast<uint16_t>(block->m ^ 0x8000u) : 0;
+        }
       }
     } else {
       for (int unit = 0; unit < kRows; unit += 8) {
@@ -428,7 +435,7 @@ template <typename S, typename Kind>
 void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int64_t cols,
                       void* out) {
   static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q8_0SignedCodes> ||
-                    std::is_same_v<Kind, Q4_0Nibbles>,
+                    std::is_same_v<Kind, Q4_0Nibbles> || std::is_same_v<Kind, Q4_1Nibbles>,
                 "the kinds PackPanel stores at load");
   using Block = typename Kind::Block;
   constexpr int kRows = S::kPanelRows;
@@ -446,20 +453,27 @@ void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int
       // Stored as code + 128 (Q8_0Codes::Codes).
       for (auto& q : block.qs) q = static_cast<int8_t>(static_cast<uint8_t>(q) ^ 0x80u);
     }
-    std::memcpy(&block.d, codes + 4 * Kind::kStoredGroups * kRows + 2 * r, sizeof(block.d));
+    const uint8_t* scales = codes + 4 * Kind::kStoredGroups * kRows;
+    std::memcpy(&block.d, scales + 2 * r, sizeof(block.d));
+    if constexpr (Kind::kHasMin) {
+      uint16_t dmin = 0;  // stored negated (PackPanel)
+      std::memcpy(&dmin, scales + 2 * (kRows + r), sizeof(dmin));
+      block.m = static_cast<uint16_t>(dmin ^ 0x8000u);
+    }
     std::memcpy(static_cast<uint8_t*>(out) + b * sizeof(Block), &block, sizeof(Block));
   }
 }
 
-// A Q4_0Nibbles panel as a Q4_0Codes one (each group of nibbles split into
-// the two groups of bytes it holds, the scales as they are).
-template <int kRows>
+// A nibble panel (NibblesOf) as its Widened one (each group of nibbles
+// split into the two groups of bytes it holds, the scales and mins as they
+// are).
+template <typename Kind, int kRows>
 void WidenNibbles(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
   constexpr size_t kGroupBytes = 4 * kRows;
   const __m256i nibble = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* from = panel + b * kPanelBlockBytes<Q4_0Nibbles, kRows>;
-    uint8_t* to = out + b * kPanelBlockBytes<Q4_0Codes, kRows>;
+    const uint8_t* from = panel + b * kPanelBlockBytes<Kind, kRows>;
+    uint8_t* to = out + b * kPanelBlockBytes<typename Kind::Widened, kRows>;
     for (int g = 0; g < 4; ++g) {
       for (size_t i = 0; i < kGroupBytes; i += 32) {
         const __m256i raw =
@@ -470,7 +484,7 @@ void WidenNibbles(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
                             _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble));
       }
     }
-    std::memcpy(to + 8 * kGroupBytes, from + 4 * kGroupBytes, 2 * kRows);
+    std::memcpy(to + 8 * kGroupBytes, from + 4 * kGroupBytes, (Kind::kHasMin ? 4 : 2) * kRows);
   }
 }
 
@@ -501,7 +515,7 @@ void Q8TilePanels(const void* w, size_t /*row_bytes*/, int64_t n_rows, const voi
     const auto next_bytes = static_cast<int64_t>(panel_bytes);
     if constexpr (kNibbles) {
       if (widen) {
-        WidenNibbles<kRows>(panel, n_blocks, wide);
+        WidenNibbles<Kind, kRows>(panel, n_blocks, wide);
         SweepPanel<S, typename Kind::Widened>(wide, n_valid, acts, n_tokens, n_blocks, y + r, ldy,
                                               next, next_bytes);
         continue;

@@ -5,7 +5,7 @@
 // within +-127 are; q8_0's codes + 128 are not, so q8_0 is stored signed
 // and multiplied as |w| by x with w's sign (Q8_0SignedCodes), which is
 // exact for codes within +-127 (the quantizer's range; a -128 in a file
-// gives 128 x 127 pairs, still below 2^15). q8_0, q4_0 and q4_1 are packed into
+// gives 128 x 127 pairs, still below 2^15). q8_0 and the 4- and 5-bit types are packed into
 // panels at load, as on the VNNI backends: decode then reads eight rows'
 // codes per vector load instead of unpacking a row at a time, which took
 // q4_0 decode from compute-bound (17 GB/s) to 29 GB/s of weights, 1B
@@ -56,14 +56,17 @@ void SetMaddubsTiles(KernelTable& t) {
   t.q4_1.pack_panels = Q8PackPanels<MaddubsYmm, Q4_1Nibbles>;
   t.q4_1.unpack_panel_row = Q8UnpackPanelRow<MaddubsYmm, Q4_1Nibbles>;
   t.q4_1.gemm_panels = Q8TilePanels<MaddubsYmm, Q4_1Nibbles>;
+  t.q5_0.pack_panels = Q8PackPanels<MaddubsYmm, Q5_0Nibbles>;
+  t.q5_0.unpack_panel_row = Q8UnpackPanelRow<MaddubsYmm, Q5_0Nibbles>;
+  t.q5_0.gemm_panels = Q8TilePanels<MaddubsYmm, Q5_0Nibbles>;
+  t.q5_1.pack_panels = Q8PackPanels<MaddubsYmm, Q5_1Nibbles>;
+  t.q5_1.unpack_panel_row = Q8UnpackPanelRow<MaddubsYmm, Q5_1Nibbles>;
+  t.q5_1.gemm_panels = Q8TilePanels<MaddubsYmm, Q5_1Nibbles>;
   t.q4_1.gemm = TileOrDotLoop<TensorType::kQ4_1, Q4_1Codes>;
   t.q5_0.gemm = TileOrDotLoop<TensorType::kQ5_0, Q5_0Codes>;
   t.q5_1.gemm = TileOrDotLoop<TensorType::kQ5_1, Q5_1Codes>;
-  for (TypeKernels* k : {&t.q8_0, &t.q4_0, &t.q4_1})
+  for (TypeKernels* k : {&t.q8_0, &t.q4_0, &t.q4_1, &t.q5_0, &t.q5_1})
     k->gemm_kind = "AVX2 maddubs tile, panels packed at load";
-  for (TypeKernels* k : {&t.q5_0, &t.q5_1}) {
-    k->gemm_kind = "AVX2 maddubs tile, panels packed per call (12+ tokens; row dots below)";
-  }
 }
 
 }  // namespace h2o::kernels::avx2

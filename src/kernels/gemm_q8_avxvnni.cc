@@ -32,14 +32,17 @@ void SetVnniTiles(KernelTable& t) {
   t.q4_1.pack_panels = Q8PackPanels<VnniYmm, Q4_1Nibbles>;
   t.q4_1.unpack_panel_row = Q8UnpackPanelRow<VnniYmm, Q4_1Nibbles>;
   t.q4_1.gemm_panels = Q8TilePanels<VnniYmm, Q4_1Nibbles>;
+  t.q5_0.pack_panels = Q8PackPanels<VnniYmm, Q5_0Nibbles>;
+  t.q5_0.unpack_panel_row = Q8UnpackPanelRow<VnniYmm, Q5_0Nibbles>;
+  t.q5_0.gemm_panels = Q8TilePanels<VnniYmm, Q5_0Nibbles>;
+  t.q5_1.pack_panels = Q8PackPanels<VnniYmm, Q5_1Nibbles>;
+  t.q5_1.unpack_panel_row = Q8UnpackPanelRow<VnniYmm, Q5_1Nibbles>;
+  t.q5_1.gemm_panels = Q8TilePanels<VnniYmm, Q5_1Nibbles>;
   t.q4_1.gemm = Q8Tile<VnniYmm, Q4_1Codes>;
   t.q5_0.gemm = Q8Tile<VnniYmm, Q5_0Codes>;
   t.q5_1.gemm = Q8Tile<VnniYmm, Q5_1Codes>;
-  for (TypeKernels* k : {&t.q8_0, &t.q4_0, &t.q4_1})
+  for (TypeKernels* k : {&t.q8_0, &t.q4_0, &t.q4_1, &t.q5_0, &t.q5_1})
     k->gemm_kind = "AVX-VNNI vpdpbusd tile, panels packed at load";
-  for (TypeKernels* k : {&t.q5_0, &t.q5_1}) {
-    k->gemm_kind = "AVX-VNNI vpdpbusd tile, panels packed per call";
-  }
 }
 
 }  // namespace h2o::kernels::avx2

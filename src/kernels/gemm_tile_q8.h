@@ -45,6 +45,7 @@ namespace {
 // bytes apart.
 struct ByteGroups {
   static constexpr int kStoredGroups = 8;
+  static constexpr bool kFifthBits = false;  // a panel stores each row's qh after its codes
   // Codes stored signed (kOffset 0) and multiplied by S::DotSigned instead
   // of S::Dpbusd: for a backend whose unsigned-by-signed dot would
   // saturate on q8_0's codes + 128 (AVX2's maddubs).
@@ -141,6 +142,41 @@ struct Q4_0Nibbles : NibblesOf<Q4_0Codes> {};
 // q4_1 likewise, its min beside its scale.
 struct Q4_1Nibbles : NibblesOf<Q4_1Codes> {};
 
+// 0x10 in byte j of each dword where bit 4g + j of the dword of `qh` is
+// set: the fifth bits of codes 4g..4g+3 of eight rows (one qh dword each).
+[[maybe_unused]] __m256i FifthBitsOfGroup(__m256i qh, int g) {
+  // Each dword's byte g / 2 into all four of its bytes (pshufb works per
+  // 128-bit lane, so the index names the dword's own bytes).
+  const __m256i index =
+      _mm256_add_epi8(_mm256_set1_epi8(static_cast<char>(g / 2)),
+                      _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12, 0, 0, 0,
+                                       0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+  const __m256i bit = _mm256_set1_epi32(static_cast<int>(0x08040201u << (4 * (g % 2))));
+  const __m256i spread = _mm256_shuffle_epi8(qh, index);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                          _mm256_set1_epi8(0x10));
+}
+
+// q5_0 and q5_1 in panels, for the 256-bit backends (eight rows a vector):
+// the nibbles as NibblesOf stores them, then each row's qh as in the file,
+// whose bits are OR'ed in as 0x10 per code when a group is read.
+template <typename Codes>
+struct Nibbles5Of : NibblesOf<Codes> {
+  static constexpr bool kFifthBits = true;
+  template <typename S>
+  static typename S::I Group(const uint8_t* at, int g, size_t stride) {
+    static_assert(S::kRows == 8, "qh dwords of eight rows a vector");
+    return _mm256_or_si256(NibblesOf<Codes>::template Group<S>(at, g, stride),
+                           FifthBitsOfGroup(S::LoadI(at + 4 * stride), g));
+  }
+};
+struct Q5_0Nibbles : Nibbles5Of<Q5_0Codes> {};
+struct Q5_1Nibbles : Nibbles5Of<Q5_1Codes> {};
+
+// Where a panel block's scales start: after its code groups (and qh).
+template <typename Kind, int kRows>
+inline constexpr size_t kScalesAt = kRows*(4 * Kind::kStoredGroups + (Kind::kFifthBits ? 4 : 0));
+
 // A panel of kRows rows is its blocks one after another; block b holds
 // codes[g][row][4] (group g of each row's block b, so one vector load
 // gives a group for S::kRows rows), then d[row] and (types with a min)
@@ -152,7 +188,7 @@ struct Q4_1Nibbles : NibblesOf<Q4_1Codes> {};
 // clang-format off
 template <typename Kind, int kRows>
 inline constexpr size_t kPanelBlockBytes =
-    kRows * (4 * Kind::kStoredGroups + (Kind::kHasMin ? 4 : 2));
+    kScalesAt<Kind, kRows> + kRows * (Kind::kHasMin ? 4 : 2);
 // clang-format on
 
 template <typename Kind, int kRows>
@@ -191,7 +227,7 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
   constexpr size_t kGroupStride = 4 * kRows;
   for (int64_t b = 0; b < n_blocks; ++b) {
     uint8_t* codes = out + b * kPanelBlockBytes<Kind, kRows>;
-    auto* d = reinterpret_cast<uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
+    auto* d = reinterpret_cast<uint16_t*>(codes + kScalesAt<Kind, kRows>);
     if constexpr (Kind::kStoredGroups == 4) {
       // Nibbles, once at load: the bytes as they are, a group at a time.
       for (int64_t r = 0; r < kRows; ++r) {
@@ -203,6 +239,14 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
             std::memcpy(to, block->qs + 4 * g, 4);
           } else {
             std::memset(to, 0, 4);
+          }
+        }
+        if constexpr (Kind::kFifthBits) {
+          uint8_t* qh = codes + (4 * kRows + r) * 4;
+          if (block != nullptr) {
+            std::memcpy(qh, block->qh, 4);
+          } else {
+            std::memset(qh, 0, 4);
           }
         }
         d[r] = block != nullptr ? block->d : 0;
@@ -303,7 +347,7 @@ void Q8Micro(const uint8_t* panel, int n_valid, const BlockQ8Act* x, int64_t n_b
       for (int v = 0; v < RV; ++v) isum[v][t] = start;
     }
     const uint8_t* codes = panel + b * kPanelBlockBytes<Kind, kRows>;
-    const auto* scales = reinterpret_cast<const uint16_t*>(codes + 4 * Kind::kStoredGroups * kRows);
+    const auto* scales = reinterpret_cast<const uint16_t*>(codes + kScalesAt<Kind, kRows>);
     for (int g = 0; g < 8; ++g) {
       I wv[RV];
       for (int v = 0; v < RV; ++v) {
@@ -435,7 +479,8 @@ template <typename S, typename Kind>
 void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int64_t cols,
                       void* out) {
   static_assert(std::is_same_v<Kind, Q8_0Codes> || std::is_same_v<Kind, Q8_0SignedCodes> ||
-                    std::is_same_v<Kind, Q4_0Nibbles> || std::is_same_v<Kind, Q4_1Nibbles>,
+                    std::is_same_v<Kind, Q4_0Nibbles> || std::is_same_v<Kind, Q4_1Nibbles> ||
+                    std::is_same_v<Kind, Q5_0Nibbles> || std::is_same_v<Kind, Q5_1Nibbles>,
                 "the kinds PackPanel stores at load");
   using Block = typename Kind::Block;
   constexpr int kRows = S::kPanelRows;
@@ -453,7 +498,8 @@ void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int
       // Stored as code + 128 (Q8_0Codes::Codes).
       for (auto& q : block.qs) q = static_cast<int8_t>(static_cast<uint8_t>(q) ^ 0x80u);
     }
-    const uint8_t* scales = codes + 4 * Kind::kStoredGroups * kRows;
+    if constexpr (Kind::kFifthBits) std::memcpy(block.qh, codes + (4 * kRows + r) * 4, 4);
+    const uint8_t* scales = codes + kScalesAt<Kind, kRows>;
     std::memcpy(&block.d, scales + 2 * r, sizeof(block.d));
     if constexpr (Kind::kHasMin) {
       uint16_t dmin = 0;  // stored negated (PackPanel)
@@ -478,13 +524,20 @@ void WidenNibbles(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
       for (size_t i = 0; i < kGroupBytes; i += 32) {
         const __m256i raw =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + g * kGroupBytes + i));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + g * kGroupBytes + i),
-                            _mm256_and_si256(raw, nibble));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + (g + 4) * kGroupBytes + i),
-                            _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble));
+        __m256i low = _mm256_and_si256(raw, nibble);
+        __m256i high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble);
+        if constexpr (Kind::kFifthBits) {
+          const __m256i qh =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 4 * kGroupBytes + i));
+          low = _mm256_or_si256(low, FifthBitsOfGroup(qh, g));
+          high = _mm256_or_si256(high, FifthBitsOfGroup(qh, g + 4));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + g * kGroupBytes + i), low);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + (g + 4) * kGroupBytes + i), high);
       }
     }
-    std::memcpy(to + 8 * kGroupBytes, from + 4 * kGroupBytes, (Kind::kHasMin ? 4 : 2) * kRows);
+    std::memcpy(to + 8 * kGroupBytes, from + kScalesAt<Kind, kRows>,
+                (Kind::kHasMin ? 4 : 2) * kRows);
   }
 }
 

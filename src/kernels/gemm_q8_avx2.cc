@@ -5,11 +5,11 @@
 // within +-127 are; q8_0's codes + 128 are not, so q8_0 is stored signed
 // and multiplied as |w| by x with w's sign (Q8_0SignedCodes), which is
 // exact for codes within +-127 (the quantizer's range; a -128 in a file
-// gives 128 x 127 pairs, still below 2^15). q8_0 and the 4- and 5-bit types are packed into
-// panels at load, as on the VNNI backends: decode then reads eight rows'
-// codes per vector load instead of unpacking a row at a time, which took
-// q4_0 decode from compute-bound (17 GB/s) to 29 GB/s of weights, 1B
-// shape, 2 threads, Zen 3. Linkage rules of simd_avx2.cc; AVX2 flags.
+// gives 128 x 127 pairs, still below 2^15). q8_0 and the 4- and 5-bit
+// types are packed into panels at load, as on AVX-VNNI: decode then reads
+// eight rows' codes per vector load instead of unpacking a row at a time,
+// which took q4_0 decode from compute-bound (17 GB/s) to 29 GB/s of
+// weights, 1B shape, 2 threads, Zen 3. Linkage rules of simd_avx2.cc; AVX2 flags.
 #include <immintrin.h>
 
 #include <cstdint>

@@ -123,12 +123,12 @@ struct Q5_1Codes : ByteGroups {
   static __m256i Codes(const Block& b) { return _mm256_or_si256(Nibbles(b.qs), FifthBits(b.qh)); }
 };
 
-// q4_0 kept in nibbles, for panels packed once: the file's bytes qs[4g..4g
-// + 3] stored as group g < 4, whose low nibbles are codes 4g..4g+3 and high
-// nibbles codes 16 + 4g.. (GGML's order), so a panel block takes exactly
-// the bytes of the rows' blocks. Block, offset and min are q4_0's; Codes()
-// is never called: PackPanel copies the bytes as they are. Widened: the
-// layout WidenNibbles makes of it.
+// A 4-bit type kept in nibbles, for panels packed once: the file's bytes
+// qs[4g..4g + 3] stored as group g < 4, whose low nibbles are codes
+// 4g..4g+3 and high nibbles codes 16 + 4g.. (GGML's order), so a panel
+// block takes exactly the bytes of the rows' blocks. Block, offset and min
+// are those of Codes; Codes() is never called: PackPanel copies the bytes
+// as they are. Widened: the layout WidenNibbles makes of it.
 template <typename Codes>
 struct NibblesOf : Codes {
   using Widened = Codes;
@@ -173,9 +173,17 @@ struct Nibbles5Of : NibblesOf<Codes> {
 struct Q5_0Nibbles : Nibbles5Of<Q5_0Codes> {};
 struct Q5_1Nibbles : Nibbles5Of<Q5_1Codes> {};
 
-// Where a panel block's scales start: after its code groups (and qh).
+// Where a panel block's qh dwords start (kinds with kFifthBits: right
+// after the four nibble groups, which is where Nibbles5Of::Group reads
+// them, 4 * stride past group 0), and where its scales start (after the
+// code groups and any qh).
+template <int kRows>
+inline constexpr size_t kQhAt = 16 * kRows;
+// clang-format off
 template <typename Kind, int kRows>
-inline constexpr size_t kScalesAt = kRows*(4 * Kind::kStoredGroups + (Kind::kFifthBits ? 4 : 0));
+inline constexpr size_t kScalesAt =
+    kRows * (4 * Kind::kStoredGroups + (Kind::kFifthBits ? 4 : 0));
+// clang-format on
 
 // A panel of kRows rows is its blocks one after another; block b holds
 // codes[g][row][4] (group g of each row's block b, so one vector load
@@ -242,7 +250,7 @@ void PackPanel(const uint8_t* w, size_t row_bytes, int64_t n_rows, int64_t n_blo
           }
         }
         if constexpr (Kind::kFifthBits) {
-          uint8_t* qh = codes + (4 * kRows + r) * 4;
+          uint8_t* qh = codes + kQhAt<kRows> + 4 * r;
           if (block != nullptr) {
             std::memcpy(qh, block->qh, 4);
           } else {
@@ -498,7 +506,7 @@ void Q8UnpackPanelRow(const void* panels, size_t /*row_bytes*/, int64_t row, int
       // Stored as code + 128 (Q8_0Codes::Codes).
       for (auto& q : block.qs) q = static_cast<int8_t>(static_cast<uint8_t>(q) ^ 0x80u);
     }
-    if constexpr (Kind::kFifthBits) std::memcpy(block.qh, codes + (4 * kRows + r) * 4, 4);
+    if constexpr (Kind::kFifthBits) std::memcpy(block.qh, codes + kQhAt<kRows> + 4 * r, 4);
     const uint8_t* scales = codes + kScalesAt<Kind, kRows>;
     std::memcpy(&block.d, scales + 2 * r, sizeof(block.d));
     if constexpr (Kind::kHasMin) {
@@ -528,7 +536,7 @@ void WidenNibbles(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
         __m256i high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble);
         if constexpr (Kind::kFifthBits) {
           const __m256i qh =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 4 * kGroupBytes + i));
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + kQhAt<kRows> + i));
           low = _mm256_or_si256(low, FifthBitsOfGroup(qh, g));
           high = _mm256_or_si256(high, FifthBitsOfGroup(qh, g + 4));
         }

@@ -40,10 +40,8 @@ import torch.nn.functional as F
 
 import drills
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VOCAB_GGUF = os.path.join(REPO, "models", "stories260K.gguf")
-TOKENIZER_BIN = os.path.join(REPO, "models", "tok512.bin")
-ESSAY = os.path.join(REPO, "src", "eval", "ruler", "essay.txt")
+VOCAB_GGUF = os.path.join(drills.REPO, "models", "stories260K.gguf")
+TOKENIZER_BIN = os.path.join(drills.REPO, "models", "tok512.bin")
 
 # (length, steps, batch): each stage at one length, curriculum short to long.
 STAGES = [(512, 1000, 8), (1024, 500, 4), (2048, 350, 2)]
@@ -341,7 +339,7 @@ def essay_ids(args):
     if not os.path.exists(path):
         if not args.h2o:
             sys.exit(f"{path} is missing and there is no --h2o to make it")
-        paragraphs = [p for p in open(ESSAY).read().split("\n\n") if p.strip()]
+        paragraphs = [p for p in open(drills.ESSAY).read().split("\n\n") if p.strip()]
         ids = []
         for doc in tokenize(args.h2o, paragraphs):
             ids.extend(doc)

@@ -53,4 +53,16 @@ inline std::vector<int32_t> ReadStreamPrefix(const std::string& name, size_t n) 
   return ids;
 }
 
+// The --kv spec of a row of reference_greedy.json / reference_nll.json
+// (policy, heavy, recent; sink's sinks are its "heavy").
+inline std::string ReferenceKvSpec(const nlohmann::json& row) {
+  const std::string policy = row["policy"];
+  const int heavy = row["heavy"], recent = row["recent"];
+  if (policy == "full") return "full";
+  if (policy == "local") return "local:recent=" + std::to_string(recent);
+  if (policy == "sink") return "sink:sinks=" + std::to_string(heavy) + ",recent=" + std::to_string(recent);
+  if (policy == "h2only") return "h2only:heavy=" + std::to_string(heavy);
+  return policy + ":heavy=" + std::to_string(heavy) + ",recent=" + std::to_string(recent);
+}
+
 }  // namespace h2o::testing

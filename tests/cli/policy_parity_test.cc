@@ -14,16 +14,6 @@ namespace {
 using testing::RunH2o;
 
 // The reference names sink's sink count "heavy".
-std::string SpecOf(const nlohmann::json& row) {
-  const std::string policy = row["policy"];
-  const int heavy = row["heavy"], recent = row["recent"];
-  if (policy == "full") return "full";
-  if (policy == "local") return "local:recent=" + std::to_string(recent);
-  if (policy == "sink") return "sink:sinks=" + std::to_string(heavy) + ",recent=" + std::to_string(recent);
-  if (policy == "h2only") return "h2only:heavy=" + std::to_string(heavy);
-  return policy + ":heavy=" + std::to_string(heavy) + ",recent=" + std::to_string(recent);
-}
-
 std::vector<nlohmann::json> Rows(const std::string& file) {
   std::vector<nlohmann::json> rows;
   for (const auto& r : testing::ReadJson(file)) rows.push_back(r);
@@ -31,7 +21,7 @@ std::vector<nlohmann::json> Rows(const std::string& file) {
 }
 
 std::string TestName(const nlohmann::json& row, size_t index) {
-  std::string name = SpecOf(row) + "_" + std::to_string(index);
+  std::string name = testing::ReferenceKvSpec(row) + "_" + std::to_string(index);
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
@@ -76,7 +66,7 @@ TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
   ASSERT_LE(end, all.size());
   const std::vector<nlohmann::json> refs(all.begin() + begin, all.begin() + end);
   std::string specs, files;
-  for (const auto& ref : refs) specs.append(specs.empty() ? "" : ",").append(SpecOf(ref));
+  for (const auto& ref : refs) specs.append(specs.empty() ? "" : ",").append(testing::ReferenceKvSpec(ref));
   for (const auto& s : refs[0]["per_stream"]) {
     files.append(" ").append(testing::DataPath("stories260K/streams/" + s["stream"].get<std::string>()));
   }
@@ -88,9 +78,9 @@ TEST_P(NllParity, RowsFromOneMultiPolicyRun) {
   for (size_t p = 0; p < refs.size(); ++p) {
     const nlohmann::json& ref = refs[p];
     const nlohmann::json& row = out["policies"][p];
-    SCOPED_TRACE(SpecOf(ref));
+    SCOPED_TRACE(testing::ReferenceKvSpec(ref));
     const Tolerance tolerance = ToleranceFor(ref["policy"], kv_type);
-    EXPECT_EQ(row["kv"], SpecOf(ref));
+    EXPECT_EQ(row["kv"], testing::ReferenceKvSpec(ref));
     EXPECT_EQ(row["policy"], ref["policy"]);
     EXPECT_EQ(row["tokens"], ref["tokens"]);
     ASSERT_EQ(row["per_stream"].size(), ref["per_stream"].size());
@@ -130,7 +120,7 @@ TEST(NllParityData, FifteenRowsOverTheSameStreams) {
     for (const auto& s : row["per_stream"]) n.push_back(s["stream"]);
     return n;
   };
-  for (const auto& ref : all) EXPECT_EQ(names(ref), names(all[0])) << SpecOf(ref);
+  for (const auto& ref : all) EXPECT_EQ(names(ref), names(all[0])) << testing::ReferenceKvSpec(ref);
 }
 
 class GreedyParity : public ::testing::TestWithParam<nlohmann::json> {};
@@ -139,7 +129,7 @@ TEST_P(GreedyParity, IdsMatchExactly) {
   const nlohmann::json& c = GetParam();
   const std::string prompt = testing::JoinIds(c["prompt"].get<std::vector<int32_t>>());
   const std::string expected = testing::JoinIds(c["expected_ids"].get<std::vector<int32_t>>());
-  const auto r = RunH2o("generate -m " + testing::ModelPath() + " --kv " + SpecOf(c) +
+  const auto r = RunH2o("generate -m " + testing::ModelPath() + " --kv " + testing::ReferenceKvSpec(c) +
                         " --tokens '" + prompt + "' -n " + std::to_string(c["n_predict"].get<int>()) +
                         " --temp 0 --print-ids");
   ASSERT_EQ(r.exit_code, 0) << r.err;

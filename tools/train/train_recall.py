@@ -479,6 +479,8 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu, or cuda where torch has a GPU")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--init", help="start from this checkpoint's weights (copy_stage.py's), "
+                    "when OUT has no checkpoint of its own")
     ap.add_argument("--shape", help="layers x dim x heads x kv-heads, e.g. 2x128x4x2 (default "
                                     f"{Config.n_layers}x{Config.dim}x{Config.n_heads}x"
                                     f"{Config.n_kv_heads}); heads of 32 keep q8_0 K/V rows")
@@ -519,6 +521,9 @@ def main():
         rng.setstate(saved["rng"])
         torch.set_rng_state(saved["torch_rng"])
         print(f"resumed at step {state['step']}", flush=True)
+    elif args.init:
+        model.load_state_dict(torch.load(args.init, map_location=args.device)["model"])
+        print(f"weights from {args.init}", flush=True)
     if args.export_only:
         return export(args, model, stages, state)
     n_params = sum(p.numel() for p in model.parameters())

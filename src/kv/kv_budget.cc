@@ -8,15 +8,10 @@
 
 #include "core/strings.h"
 #include "kv/kv_spec.h"
+#include "kv/policy_registry.h"
 
 namespace h2o {
 namespace {
-
-constexpr int32_t kSinkTokens = 4;  // StreamingLLM's attention sinks, as the paper runs it
-
-// The policies a sweep can expand, in the order errors list them.
-constexpr std::string_view kSweepPolicies[] = {"full", "local",  "sink",  "h2o",
-                                               "h2only", "tova", "random", "snapkv"};
 
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
@@ -39,12 +34,6 @@ std::string FormatDecimal(uint64_t digits, int32_t scale) {
 std::string HalfPercent(const KvBudget& b) {
   if (b.digits % 2 == 0) return FormatDecimal(b.digits / 2, b.scale) + "%";
   return FormatDecimal(b.digits * 5, b.scale + 1) + "%";  // digits <= 100 * 10^scale: no overflow
-}
-
-Status UnknownSweepPolicy(std::string_view policy) {
-  std::string valid;
-  for (std::string_view p : kSweepPolicies) valid.append(valid.empty() ? "" : ", ").append(p);
-  return Status::Error(fmt::format("unknown KV policy '{}' (expected one of: {})", policy, valid));
 }
 
 // The key of one "key=value" parameter ("score" of "score=ema:decay=0.9").
@@ -117,30 +106,36 @@ Result<KvBudget> ParseKvBudget(std::string_view text) {
 }
 
 Result<std::string> KvSpecAtBudget(std::string_view policy, std::string_view budget) {
-  if (policy == "full") return std::string("full");
-  bool known = false;
-  for (std::string_view p : kSweepPolicies) known = known || p == policy;
-  if (!known) return UnknownSweepPolicy(policy);
+  const PolicyDescriptor* p = FindPolicy(policy);
+  if (p == nullptr) {
+    return Status::Error(
+        fmt::format("unknown KV policy '{}' (expected one of: {})", policy, PolicyNames()));
+  }
+  const BudgetSplit& split = p->split;
+  if (split.kind == BudgetSplit::Kind::kNone) return std::string(p->name);
   H2O_ASSIGN_OR_RETURN(const KvBudget b, ParseKvBudget(budget));
   const std::string& all = b.text;
-  if (policy == "local") return fmt::format("local:recent={}", all);
-  if (policy == "h2only") return fmt::format("h2only:heavy={}", all);
-  if (policy == "tova") return fmt::format("tova:k={}", all);
-  if (policy == "random") return fmt::format("random:k={}", all);
-  if (policy == "snapkv") return fmt::format("snapkv:budget={}", all);
-  if (policy == "h2o") {
-    if (b.percent) return fmt::format("h2o:heavy={0},recent={0}", HalfPercent(b));
-    return fmt::format("h2o:heavy={},recent={}", b.digits / 2, b.digits - b.digits / 2);
+  switch (split.kind) {
+    case BudgetSplit::Kind::kNone:
+    case BudgetSplit::Kind::kWhole:
+      return fmt::format("{}:{}={}", p->name, split.first, all);
+    case BudgetSplit::Kind::kHalves:
+      if (b.percent) {
+        return fmt::format("{0}:{1}={3},{2}={3}", p->name, split.first, split.second, HalfPercent(b));
+      }
+      return fmt::format("{}:{}={},{}={}", p->name, split.first, b.digits / 2, split.second,
+                         b.digits - b.digits / 2);
+    case BudgetSplit::Kind::kAfterFixed:
+      break;
   }
-  // sink
-  if (b.percent) return fmt::format("sink:sinks={},recent={}", kSinkTokens, all);
-  if (b.digits <= static_cast<uint64_t>(kSinkTokens)) {
+  const auto fixed = static_cast<uint64_t>(split.fixed);
+  if (b.percent) return fmt::format("{}:{}={},{}={}", p->name, split.first, fixed, split.second, all);
+  if (b.digits <= fixed) {
     return Status::Error(fmt::format(
-        "sink at budget {} leaves no recent window (it keeps {} sink tokens; use a budget of "
-        "at least {})",
-        all, kSinkTokens, kSinkTokens + 1));
+        "{} at budget {} leaves no {} window (it keeps {} as {}; use a budget of at least {})",
+        p->name, all, split.second, fixed, split.first, fixed + 1));
   }
-  return fmt::format("sink:sinks={},recent={}", kSinkTokens, b.digits - kSinkTokens);
+  return fmt::format("{}:{}={},{}={}", p->name, split.first, fixed, split.second, b.digits - fixed);
 }
 
 Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
@@ -166,7 +161,8 @@ Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
     budgets.push_back(std::move(b));
   }
   for (const std::string& policy : specs) {
-    if (policy == "full") {
+    const PolicyDescriptor* listed = FindPolicy(Trim(std::string_view(policy).substr(0, policy.find(':'))));
+    if (listed != nullptr && !listed->evicts) {
       entries.push_back({policy, "", policy});
       continue;
     }

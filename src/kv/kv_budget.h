@@ -4,7 +4,8 @@
 // spec that runs it ("h2o:heavy=10%,recent=10%"), and a policy list times a
 // budget list into the grid a sweep runs. Pure and thread-safe.
 //
-// The split per policy (B = the budget):
+// The split per policy (B = the budget), as each policy's descriptor
+// states it (BudgetSplit, kv/policy_registry.h):
 //   full    ignores B (the reference; it appears once in a grid)
 //   local   recent = B
 //   h2o     heavy = recent = B/2 (absolute: heavy = floor(B/2), recent = the rest)

@@ -1,5 +1,6 @@
-// --kv parsing. One table (kPolicies) lists each policy's keys; parsing and
-// resolving both read it, so a key is added in one place.
+// --kv parsing. The policy registry (kv/policy_registry.h) lists each
+// policy's keys; parsing and resolving both read it, so a key is added in
+// one place.
 #include "kv/kv_spec.h"
 
 #include <charconv>
@@ -10,93 +11,32 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
-#include "kv/policies.h"
-#include "kv/snapkv.h"
+#include "kv/policy_registry.h"
 
 namespace h2o {
 namespace {
 
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-// What a key's value is (kv_spec.h lists which key takes which).
-enum class ValueKind {
-  kTokens,    // a token count or a percentage of the prompt length
-  kInteger,   // seed: a non-negative integer, never a percentage
-  kWord,      // one of KeyInfo::words
-  kFraction,  // a decimal number like 0.9 (range checked in CheckValues)
-};
-
-struct KeyInfo {
-  const char* name;
-  bool required;
-  uint64_t default_value;  // kTokens/kInteger keys: used when not required and absent
-  ValueKind kind = ValueKind::kTokens;
-  std::span<const std::string_view> words = {};  // kWord: the valid values
-};
-
-struct PolicyInfo {
-  const char* name;
-  std::span<const KeyInfo> keys;
-};
-
-constexpr std::string_view kScoreWords[] = {"sum", "mean", "ema"};
-
-constexpr KeyInfo kLocalKeys[] = {{"recent", true, 0}};
-constexpr KeyInfo kSinkKeys[] = {{"sinks", false, 4}, {"recent", true, 0}};
-constexpr KeyInfo kH2oKeys[] = {{"heavy", true, 0},
-                                {"recent", true, 0},
-                                {"score", false, 0, ValueKind::kWord, kScoreWords},
-                                {"decay", false, 0, ValueKind::kFraction},
-                                {"pyramid", false, 0, ValueKind::kInteger}};
-constexpr KeyInfo kH2onlyKeys[] = {{"heavy", true, 0}};
-constexpr KeyInfo kTovaKeys[] = {{"k", true, 0}};
-constexpr KeyInfo kRandomKeys[] = {
-    {"k", true, 0}, {"recent", false, 0}, {"seed", false, 0, ValueKind::kInteger}};
-constexpr KeyInfo kSnapKvKeys[] = {
-    {"budget", true, 0},
-    {"window", false, 32},
-    {"kernel", false, 7, ValueKind::kInteger},
-    {"pyramid", false, 0, ValueKind::kInteger}};
-
-const PolicyInfo kPolicies[] = {
-    {"full", {}},
-    {"local", kLocalKeys},
-    {"sink", kSinkKeys},
-    {"h2o", kH2oKeys},
-    {"h2only", kH2onlyKeys},
-    {"tova", kTovaKeys},
-    {"random", kRandomKeys},
-    {"snapkv", kSnapKvKeys},
-};
-
-const PolicyInfo* FindPolicy(std::string_view name) {
-  for (const PolicyInfo& p : kPolicies) {
-    if (name == p.name) return &p;
-  }
-  return nullptr;
-}
-
-const KeyInfo* FindKey(const PolicyInfo& policy, std::string_view key) {
-  for (const KeyInfo& k : policy.keys) {
+const KvKey* FindKey(const PolicyDescriptor& policy, std::string_view key) {
+  for (const KvKey& k : policy.keys) {
     if (key == k.name) return &k;
   }
   return nullptr;
 }
 
 Status UnknownPolicy(std::string_view name) {
-  std::string valid;
-  for (const PolicyInfo& p : kPolicies) valid += (valid.empty() ? "" : ", ") + std::string(p.name);
-  return Status::Error("unknown KV policy '" + std::string(name) + "' (expected one of: " + valid +
-                       ")");
+  return Status::Error("unknown KV policy '" + std::string(name) + "' (expected one of: " +
+                       PolicyNames() + ")");
 }
 
-Status UnknownKey(const PolicyInfo& policy, std::string_view key) {
+Status UnknownKey(const PolicyDescriptor& policy, std::string_view key) {
   if (policy.keys.empty()) {
     return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +
                          "' (it takes no parameters)");
   }
   std::string valid;
-  for (const KeyInfo& k : policy.keys) valid += (valid.empty() ? "" : ", ") + std::string(k.name);
+  for (const KvKey& k : policy.keys) valid += (valid.empty() ? "" : ", ") + std::string(k.name);
   return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +
                        "' (valid: " + valid + ")");
 }
@@ -135,7 +75,7 @@ std::string ValueWhere(std::string_view key, std::string_view text) {
 }
 
 // A word value: one of info.words, as written.
-Result<KvSpec::Amount> ParseWord(const KeyInfo& info, std::string_view text) {
+Result<KvSpec::Amount> ParseWord(const KvKey& info, std::string_view text) {
   for (std::string_view w : info.words) {
     if (text == w) {
       KvSpec::Amount amount;
@@ -149,7 +89,7 @@ Result<KvSpec::Amount> ParseWord(const KeyInfo& info, std::string_view text) {
 
 // A decimal fraction: digits, optionally '.' and more digits ("0.9", "1",
 // "0.95"); no sign, exponent or '%'. Its range is CheckValues' business.
-Result<KvSpec::Amount> ParseFraction(const KeyInfo& info, std::string_view text) {
+Result<KvSpec::Amount> ParseFraction(const KvKey& info, std::string_view text) {
   const std::string where = ValueWhere(info.name, text);
   std::string_view int_part = text, frac_part;
   const size_t dot = text.find('.');
@@ -172,10 +112,10 @@ Result<KvSpec::Amount> ParseFraction(const KeyInfo& info, std::string_view text)
 
 // Parses a value by its key's kind: "123", or for a token count also
 // "12%" / "12.5%"; a word; a fraction.
-Result<KvSpec::Amount> ParseAmount(const KeyInfo& info, std::string_view text) {
-  if (info.kind == ValueKind::kWord) return ParseWord(info, text);
-  if (info.kind == ValueKind::kFraction) return ParseFraction(info, text);
-  const bool integer_only = info.kind == ValueKind::kInteger;
+Result<KvSpec::Amount> ParseAmount(const KvKey& info, std::string_view text) {
+  if (info.kind == KvValueKind::kWord) return ParseWord(info, text);
+  if (info.kind == KvValueKind::kFraction) return ParseFraction(info, text);
+  const bool integer_only = info.kind == KvValueKind::kInteger;
   const std::string where = ValueWhere(info.name, text);
   const Status bad = Status::Error(
       "bad value " + where +
@@ -226,8 +166,8 @@ Result<int64_t> ResolveAmount(const std::string& key, const KvSpec::Amount& amou
   return static_cast<int64_t>(tokens);
 }
 
-Status CheckRequiredKeys(const PolicyInfo& policy, const KvSpec& spec) {
-  for (const KeyInfo& k : policy.keys) {
+Status CheckRequiredKeys(const PolicyDescriptor& policy, const KvSpec& spec) {
+  for (const KvKey& k : policy.keys) {
     if (k.required && !spec.params.contains(k.name)) {
       return Status::Error("missing key '" + std::string(k.name) + "' for policy '" + policy.name +
                            "'");
@@ -249,16 +189,16 @@ Status CheckCount(const KvSpec& spec, const std::string& key, bool (*fits)(uint6
 // The checks a value's form alone cannot make, for parsed and hand-built
 // specs alike: a word is one of its key's words, a number is not a word,
 // decay lies in (0, 1) and comes with score=ema.
-Status CheckValues(const PolicyInfo& policy, const KvSpec& spec) {
+Status CheckValues(const PolicyDescriptor& policy, const KvSpec& spec) {
   for (const auto& [key, amount] : spec.params) {
-    const KeyInfo* info = FindKey(policy, key);
+    const KvKey* info = FindKey(policy, key);
     if (info == nullptr) continue;  // reported as an unknown key
-    if ((info->kind == ValueKind::kWord) != !amount.word.empty()) {
+    if ((info->kind == KvValueKind::kWord) != !amount.word.empty()) {
       return Status::Error("bad value for '" + key + "': expected " +
-                           (info->kind == ValueKind::kWord ? "one of " + JoinWords(info->words)
+                           (info->kind == KvValueKind::kWord ? "one of " + JoinWords(info->words)
                                                            : std::string("a number")));
     }
-    if (info->kind == ValueKind::kWord) H2O_RETURN_IF_ERROR(ParseWord(*info, amount.word).status());
+    if (info->kind == KvValueKind::kWord) H2O_RETURN_IF_ERROR(ParseWord(*info, amount.word).status());
   }
   constexpr auto kMax = static_cast<uint64_t>(kInt32Max);
   H2O_RETURN_IF_ERROR(CheckCount(
@@ -309,7 +249,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
   spec.text = std::string(text);
   const size_t colon = text.find(':');
   spec.policy = std::string(text.substr(0, colon));
-  const PolicyInfo* policy = FindPolicy(spec.policy);
+  const PolicyDescriptor* policy = FindPolicy(spec.policy);
   if (policy == nullptr) return UnknownPolicy(spec.policy);
   if (colon == std::string_view::npos) {
     H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
@@ -339,7 +279,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     if (key.empty()) {
       return Status::Error("missing key before '=' in KV spec '" + spec.text + "'");
     }
-    const KeyInfo* info = FindKey(*policy, key);
+    const KvKey* info = FindKey(*policy, key);
     if (info == nullptr) return UnknownKey(*policy, key);
     if (spec.params.contains(key)) {
       return Status::Error("duplicate key '" + key + "' in KV spec '" + spec.text + "'");
@@ -349,7 +289,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     // its own, reads as "score=ema,decay=0.9": the word ends at the ':'.
     std::string_view nested;
     if (const size_t at = value.find(':');
-        info->kind == ValueKind::kWord && at != std::string_view::npos) {
+        info->kind == KvValueKind::kWord && at != std::string_view::npos) {
       nested = value.substr(at + 1);
       value = value.substr(0, at);
       if (nested.empty()) {
@@ -381,12 +321,12 @@ bool KvSpecUsesPercent(const KvSpec& spec) {
 }
 
 Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_len) {
-  const PolicyInfo* policy = FindPolicy(spec.policy);
+  const PolicyDescriptor* policy = FindPolicy(spec.policy);
   if (policy == nullptr) return UnknownPolicy(spec.policy);
   for (const auto& [key, amount] : spec.params) {
-    const KeyInfo* info = FindKey(*policy, key);
+    const KvKey* info = FindKey(*policy, key);
     if (info == nullptr) return UnknownKey(*policy, key);
-    if (amount.percent && info->kind == ValueKind::kInteger) {
+    if (amount.percent && info->kind == KvValueKind::kInteger) {
       return Status::Error("bad value for '" + key + "': a percentage is not allowed");
     }
   }
@@ -403,10 +343,10 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
 
   KvPlan plan;
   plan.policy = spec.policy;
-  if (plan.policy == "full") return plan;
-  for (const KeyInfo& k : policy->keys) {
+  if (!policy->evicts) return plan;
+  for (const KvKey& k : policy->keys) {
     const auto it = spec.params.find(k.name);
-    if (k.kind == ValueKind::kWord || k.kind == ValueKind::kFraction) {
+    if (k.kind == KvValueKind::kWord || k.kind == KvValueKind::kFraction) {
       if (it == spec.params.end()) continue;  // KvPlan's defaults
       if (std::string_view(k.name) == "score") plan.score = it->second.word;
       if (std::string_view(k.name) == "decay") plan.decay = it->second.value;
@@ -414,7 +354,7 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
     }
     uint64_t value = k.default_value;
     if (it != spec.params.end()) {
-      if (k.kind == ValueKind::kInteger) {
+      if (k.kind == KvValueKind::kInteger) {
         value = it->second.digits;
       } else {
         H2O_ASSIGN_OR_RETURN(const int64_t tokens,
@@ -437,36 +377,21 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
     }
   }
   const int64_t budget = static_cast<int64_t>(plan.heavy) + plan.recent + plan.sinks + plan.k;
-  const std::string gives = "(" + spec.text + " gives " + std::to_string(budget) +
-                            (uses_percent ? " for a " + std::to_string(*prompt_len) +
-                                                "-token prompt)"
-                                          : ")");
+  const std::string prompt_note =
+      uses_percent ? " for a " + std::to_string(*prompt_len) + "-token prompt" : std::string();
+  const std::string gives = "(" + spec.text + " gives " + std::to_string(budget) + prompt_note + ")";
   if (budget < 1) return Status::Error("KV budget must be at least 1 token " + gives);
   if (budget > kInt32Max) {
     return Status::Error("KV budget must be at most " + std::to_string(kInt32Max) + " tokens " +
                          gives);
   }
-  if (plan.policy == "sink" && plan.recent < 1) {
-    // With no window the newest token would be evicted right after it is
-    // appended, leaving the model nothing but the sinks.
-    return Status::Error("sink needs recent >= 1 (" + spec.text + " gives recent=0" +
-                         (uses_percent ? " for a " + std::to_string(*prompt_len) +
-                                             "-token prompt)"
-                                       : ")"));
-  }
+  plan.budget = static_cast<int32_t>(budget);
+  if (policy->check != nullptr) H2O_RETURN_IF_ERROR(policy->check(plan, spec.text, prompt_note));
   if (plan.pyramid > 0 && budget > kInt32Max / 2) {
     // The lowest layer keeps up to twice the budget.
     return Status::Error(
         fmt::format("a pyramid needs a KV budget of at most {} tokens {}", kInt32Max / 2, gives));
   }
-  if (plan.policy == "snapkv" && (plan.window < 1 || plan.window >= budget)) {
-    // It keeps budget - window selected tokens plus the window.
-    return Status::Error(fmt::format(
-        "snapkv needs 1 <= window < budget ({} gives window={}, budget={}{})", spec.text,
-        plan.window, budget,
-        uses_percent ? fmt::format(" for a {}-token prompt", *prompt_len) : std::string()));
-  }
-  plan.budget = static_cast<int32_t>(budget);
   return plan;
 }
 
@@ -489,48 +414,11 @@ std::vector<std::string> KvSpecWarnings(const KvSpec& spec, std::optional<int64_
   return warnings;
 }
 
-std::string KvPlan::Describe() const {
-  const auto kv = [](const char* key, uint64_t v) { return std::string(key) + "=" + std::to_string(v); };
-  if (policy == "local") return "local:" + kv("recent", recent);
-  if (policy == "sink") return "sink:" + kv("sinks", sinks) + "," + kv("recent", recent);
-  if (policy == "h2o") {
-    std::string text = "h2o:" + kv("heavy", heavy) + "," + kv("recent", recent);
-    if (score != "sum") text += ",score=" + score;
-    if (score == "ema") text += fmt::format(",decay={}", decay);
-    if (pyramid > 0) text += ",pyramid=" + std::to_string(pyramid);
-    return text;
-  }
-  if (policy == "h2only") return "h2only:" + kv("heavy", heavy);
-  if (policy == "tova") return "tova:" + kv("k", k);
-  if (policy == "random") {
-    return "random:" + kv("k", k) + "," + kv("recent", recent) + "," + kv("seed", seed);
-  }
-  if (policy == "snapkv") {
-    return "snapkv:" + kv("budget", k) + "," + kv("window", window) + "," + kv("kernel", kernel) +
-           (pyramid > 0 ? "," + kv("pyramid", pyramid) : "");
-  }
-  return policy;  // "full"
-}
+std::string KvPlan::Describe() const { return PolicyOf(policy).describe(*this); }
 
 std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
   H2O_CHECK(n_ctx >= 1);
-  if (plan.policy == "full") return std::make_unique<FullPolicy>(n_ctx);
-  if (plan.policy == "local") return std::make_unique<LocalPolicy>(plan.recent);
-  if (plan.policy == "sink") return std::make_unique<SinkPolicy>(plan.sinks, plan.recent);
-  if (plan.policy == "h2o") {
-    H2oScore score;
-    if (plan.score == "mean") score = H2oScore::Mean();
-    if (plan.score == "ema") score = H2oScore::Ema(plan.decay);
-    return std::make_unique<H2oPolicy>(plan.heavy, plan.recent, score);
-  }
-  if (plan.policy == "h2only") return std::make_unique<H2onlyPolicy>(plan.heavy);
-  if (plan.policy == "tova") return std::make_unique<TovaPolicy>(plan.k);
-  if (plan.policy == "random") {
-    return std::make_unique<RandomPolicy>(plan.k, plan.recent, plan.seed);
-  }
-  if (plan.policy == "snapkv") return std::make_unique<SnapKvPolicy>(plan.k, plan.window, plan.kernel);
-  H2O_CHECK(false && "MakePolicy: plan not from ResolveKvSpec");
-  return nullptr;
+  return PolicyOf(plan.policy).make(plan, n_ctx);
 }
 
 Result<std::vector<std::string>> SplitKvSpecList(std::string_view text) {

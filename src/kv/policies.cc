@@ -6,7 +6,10 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/status.h"
+#include "kv/policy_registry.h"
 
 namespace h2o {
 namespace {
@@ -197,5 +200,119 @@ int32_t RandomPolicy::ChooseVictim(const HeadMetadata& meta) {
   H2O_CHECK(false && "random policy lost its candidate");
   return -1;
 }
+
+
+// ---- descriptors (kv/policy_registry.h) --------------------------------------------------------
+
+namespace {
+
+std::string Kv(const char* key, uint64_t value) { return fmt::format("{}={}", key, value); }
+
+constexpr KvKey kLocalKeys[] = {{"recent", true, 0}};
+
+constexpr KvKey kSinkKeys[] = {{"sinks", false, 4}, {"recent", true, 0}};
+
+Status CheckSink(const KvPlan& plan, std::string_view spec_text, std::string_view prompt_note) {
+  if (plan.recent >= 1) return Status::Ok();
+  // With no window the newest token would be evicted right after it is
+  // appended, leaving the model nothing but the sinks.
+  return Status::Error(
+      fmt::format("sink needs recent >= 1 ({} gives recent=0{})", spec_text, prompt_note));
+}
+
+constexpr std::string_view kScoreWords[] = {"sum", "mean", "ema"};
+constexpr KvKey kH2oKeys[] = {{"heavy", true, 0},
+                              {"recent", true, 0},
+                              {"score", false, 0, KvValueKind::kWord, kScoreWords},
+                              {"decay", false, 0, KvValueKind::kFraction},
+                              {"pyramid", false, 0, KvValueKind::kInteger}};
+
+std::string DescribeH2o(const KvPlan& plan) {
+  std::string text = "h2o:" + Kv("heavy", plan.heavy) + "," + Kv("recent", plan.recent);
+  if (plan.score != "sum") text += ",score=" + plan.score;
+  if (plan.score == "ema") text += fmt::format(",decay={}", plan.decay);
+  if (plan.pyramid > 0) text += ",pyramid=" + std::to_string(plan.pyramid);
+  return text;
+}
+
+std::unique_ptr<EvictionPolicy> MakeH2o(const KvPlan& plan, int32_t) {
+  H2oScore score;
+  if (plan.score == "mean") score = H2oScore::Mean();
+  if (plan.score == "ema") score = H2oScore::Ema(plan.decay);
+  return std::make_unique<H2oPolicy>(plan.heavy, plan.recent, score);
+}
+
+constexpr KvKey kH2onlyKeys[] = {{"heavy", true, 0}};
+constexpr KvKey kTovaKeys[] = {{"k", true, 0}};
+constexpr KvKey kRandomKeys[] = {
+    {"k", true, 0}, {"recent", false, 0}, {"seed", false, 0, KvValueKind::kInteger}};
+
+}  // namespace
+
+extern const PolicyDescriptor kLocalPolicyDescriptor{
+    .name = "local",
+    .keys = kLocalKeys,
+    .split = {BudgetSplit::Kind::kWhole, "recent"},
+    .describe = [](const KvPlan& p) { return "local:" + Kv("recent", p.recent); },
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<LocalPolicy>(p.recent);
+    },
+};
+
+extern const PolicyDescriptor kSinkPolicyDescriptor{
+    .name = "sink",
+    .keys = kSinkKeys,
+    .pos_shift = true,
+    .split = {BudgetSplit::Kind::kAfterFixed, "sinks", "recent", 4},  // StreamingLLM's 4 sinks
+    .check = CheckSink,
+    .describe = [](const KvPlan& p) {
+      return "sink:" + Kv("sinks", p.sinks) + "," + Kv("recent", p.recent);
+    },
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<SinkPolicy>(p.sinks, p.recent);
+    },
+};
+
+extern const PolicyDescriptor kH2oPolicyDescriptor{
+    .name = "h2o",
+    .keys = kH2oKeys,
+    .pos_shift = true,
+    .split = {BudgetSplit::Kind::kHalves, "heavy", "recent"},
+    .pyramid_fixed = &KvPlan::recent,
+    .describe = DescribeH2o,
+    .make = MakeH2o,
+};
+
+extern const PolicyDescriptor kH2onlyPolicyDescriptor{
+    .name = "h2only",
+    .keys = kH2onlyKeys,
+    .split = {BudgetSplit::Kind::kWhole, "heavy"},
+    .describe = [](const KvPlan& p) { return "h2only:" + Kv("heavy", p.heavy); },
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<H2onlyPolicy>(p.heavy);
+    },
+};
+
+extern const PolicyDescriptor kTovaPolicyDescriptor{
+    .name = "tova",
+    .keys = kTovaKeys,
+    .split = {BudgetSplit::Kind::kWhole, "k"},
+    .describe = [](const KvPlan& p) { return "tova:" + Kv("k", p.k); },
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<TovaPolicy>(p.k);
+    },
+};
+
+extern const PolicyDescriptor kRandomPolicyDescriptor{
+    .name = "random",
+    .keys = kRandomKeys,
+    .split = {BudgetSplit::Kind::kWhole, "k"},  // no recent window, seed 0
+    .describe = [](const KvPlan& p) {
+      return "random:" + Kv("k", p.k) + "," + Kv("recent", p.recent) + "," + Kv("seed", p.seed);
+    },
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<RandomPolicy>(p.k, p.recent, p.seed);
+    },
+};
 
 }  // namespace h2o

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/status.h"
+#include "kv/policy_registry.h"
 
 namespace h2o {
 
@@ -12,9 +13,10 @@ std::vector<int32_t> PyramidLayerBudgets(const KvPlan& plan, int32_t n_layer,
   if (plan.pyramid == 0) return {};
   H2O_CHECK(n_layer >= 1);
   H2O_CHECK(layer_window.empty() || layer_window.size() == static_cast<size_t>(n_layer));
-  H2O_CHECK(plan.policy == "h2o" || plan.policy == "snapkv");
+  const PolicyDescriptor& policy = PolicyOf(plan.policy);
+  H2O_CHECK(policy.pyramid_fixed != nullptr);
   // The part that scales and the part every layer keeps.
-  const int64_t kept = plan.policy == "h2o" ? plan.recent : plan.window;
+  const int64_t kept = plan.*policy.pyramid_fixed;
   const int64_t s = plan.budget - kept;
   std::vector<int32_t> global;  // layer indices, lowest first
   for (int32_t l = 0; l < n_layer; ++l) {

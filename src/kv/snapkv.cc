@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/status.h"
 #include "kv/policies.h"
+#include "kv/policy_registry.h"
 
 namespace h2o {
 
@@ -79,5 +82,38 @@ int32_t SnapKvPolicy::ChooseVictim(const HeadMetadata& meta) {
   next_ = 1;
   return order_[0];
 }
+
+namespace {
+
+constexpr KvKey kSnapKvKeys[] = {{"budget", true, 0},
+                                 {"window", false, 32},
+                                 {"kernel", false, 7, KvValueKind::kInteger},
+                                 {"pyramid", false, 0, KvValueKind::kInteger}};
+
+Status CheckSnapKv(const KvPlan& plan, std::string_view spec_text, std::string_view prompt_note) {
+  if (plan.window >= 1 && plan.window < plan.budget) return Status::Ok();
+  // It keeps budget - window selected tokens plus the window.
+  return Status::Error(fmt::format("snapkv needs 1 <= window < budget ({} gives window={}, budget={}{})",
+                                   spec_text, plan.window, plan.budget, prompt_note));
+}
+
+std::string DescribeSnapKv(const KvPlan& p) {
+  return fmt::format("snapkv:budget={},window={},kernel={}{}", p.k, p.window, p.kernel,
+                     p.pyramid > 0 ? fmt::format(",pyramid={}", p.pyramid) : std::string());
+}
+
+}  // namespace
+
+extern const PolicyDescriptor kSnapKvPolicyDescriptor{
+    .name = "snapkv",
+    .keys = kSnapKvKeys,
+    .split = {BudgetSplit::Kind::kWhole, "budget"},  // its default observation window
+    .pyramid_fixed = &KvPlan::window,
+    .check = CheckSnapKv,
+    .describe = DescribeSnapKv,
+    .make = [](const KvPlan& p, int32_t) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<SnapKvPolicy>(p.k, p.window, p.kernel);
+    },
+};
 
 }  // namespace h2o

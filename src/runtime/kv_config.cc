@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/status.h"
+#include "kv/policy_registry.h"
 #include "kv/pyramid.h"
 
 namespace h2o {
@@ -20,7 +21,7 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
   c.n_head_kv = hp.n_head_kv;
   c.head_dim = hp.head_dim;
   c.types = types;
-  if (plan.policy == "full") {
+  if (!PolicyEvicts(plan.policy)) {
     c.budget = n_ctx;
     c.capacity = n_ctx;
   } else {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <limits>
 
+#include "kv/policy_registry.h"
 #include "runtime/kv_config.h"
 #include "runtime/kv_fit.h"
 
@@ -46,11 +47,8 @@ Result<Resolved> Resolve(const Model& model, const SequenceOptions& options,
                                        n_ctx, hp.n_ctx_train, hp.arch));
     }
   }
-  const bool evicts = options.kv.policy != "full";
-  if (options.kv_pos_shift && options.kv.policy != "sink" && options.kv.policy != "h2o") {
-    return Status::Error(fmt::format(
-        "--kv-pos-shift applies to the sink and h2o policies, not '{}'", options.kv.policy));
-  }
+  const bool evicts = PolicyEvicts(options.kv.policy);
+  if (options.kv_pos_shift) H2O_RETURN_IF_ERROR(CheckPosShift(options.kv.policy));
   if (evicts && options.kv.budget < 1) {
     return Status::Error(
         fmt::format("KV budget of '{}' must be at least 1 token", options.kv.Describe()));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "kv/policy_registry.h"
 #include "cli_common.h"
 #include "cli_errors.h"
 #include "cli_log.h"
@@ -154,7 +155,7 @@ Status ScoreAll(const Setup& setup, const std::vector<Stream>& streams, bool kl,
 
   PolicyRun* full_run = nullptr;
   for (PolicyRun& run : runs) {
-    if (run.entry.policy == "full" && full_run == nullptr) full_run = &run;
+    if (!PolicyEvicts(run.entry.policy) && full_run == nullptr) full_run = &run;
   }
   std::unique_ptr<Sequence> own_reference;
   if (kl && full_run == nullptr) {
@@ -257,7 +258,7 @@ void PrintOneRun(const PolicyRun& run, bool kl, int64_t longest) {
 void WarnWhenChunkCoversInput(const std::vector<PolicyRun>& runs, int32_t chunk, int64_t longest) {
   if (chunk < longest) return;
   for (const PolicyRun& run : runs) {
-    if (run.entry.policy == "full") continue;
+    if (!PolicyEvicts(run.entry.policy)) continue;
     Warn("-b/--chunk {} covers the whole {}-token input: every token is scored before anything "
          "is evicted, so '{}' gives what the full cache gives (use a smaller -b)",
          chunk, longest, run.entry.spec);

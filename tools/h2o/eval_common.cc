@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kv/policy_registry.h"
+
 namespace h2o::cli {
 
 Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
@@ -16,10 +18,7 @@ Result<std::vector<EvalRun>> ExpandEvalRuns(const EvalFlags& f) {
   for (KvSweepEntry& entry : *entries) {
     KvSpec spec = ParseKvSpec(entry.spec).value();  // ExpandKvSweep checked it
     // Session::Create says so too, but only once the first row is printed.
-    if (f.model.kv_pos_shift && spec.policy != "sink" && spec.policy != "h2o") {
-      return Status::Error(fmt::format(
-          "--kv-pos-shift applies to the sink and h2o policies, not '{}'", spec.policy));
-    }
+    if (f.model.kv_pos_shift) H2O_RETURN_IF_ERROR(CheckPosShift(spec.policy));
     if (!KvSpecUsesPercent(spec)) {
       if (auto plan = ResolveKvSpec(spec, std::nullopt); !plan.ok()) {
         return plan.status().WithContext(fmt::format("--kv '{}'", entry.spec));

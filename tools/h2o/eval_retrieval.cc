@@ -22,6 +22,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "kv/policy_registry.h"
 #include "core/atomic_file.h"
 #include "eval/progress.h"
 #include "eval/retrieval.h"
@@ -212,7 +213,7 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
       job.options.max_tokens = item.max_tokens;
       job.options.sampling.temperature = 0.0f;
       job.chunk = chunk;
-      if (runs[r].spec.policy != "full") {
+      if (PolicyEvicts(runs[r].spec.policy)) {
         auto then = Continuation(**engine, **sequence, item, compress_at, n_ctx);
         if (!then.ok()) return Fail(then.status().WithContext(lines[i].where));
         continuations[r] = std::move(then).value();
@@ -315,7 +316,7 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
       std::string ratio = "-";
       if (!row.budget.empty() && row.budget.back() == '%') {
         ratio = fmt::format("{:.3f}", 1.0 - std::stod(row.budget) / 100.0);
-      } else if (row.policy == "full") {
+      } else if (!PolicyEvicts(row.policy)) {
         ratio = "0";
       }
       std::printf("%-34s %8s %11s %9.3f %7.3f\n", row.kv.c_str(),

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "kv/policy_registry.h"
 #include "core/atomic_file.h"
 #include "eval/bleu.h"
 #include "eval/progress.h"
@@ -65,7 +66,7 @@ Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& toke
   run_sequences.emplace_back(f, model, ParseKvSpec("full").value(), reference_types, false);
   std::vector<size_t> job_of_run;  // each run's job; 0: the reference
   for (const EvalRun& run : runs) {
-    const bool is_reference = run.spec.policy == "full" && run.types == reference_types;
+    const bool is_reference = !PolicyEvicts(run.spec.policy) && run.types == reference_types;
     job_of_run.push_back(is_reference ? 0 : run_sequences.size());
     if (!is_reference) {
       run_sequences.emplace_back(f, model, run.spec, run.types, f.model.kv_pos_shift);

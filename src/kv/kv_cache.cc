@@ -226,6 +226,21 @@ float* KvCache::step_attention(int32_t layer, int32_t head) {
 
 int32_t KvCache::count(int32_t layer, int32_t head) const { return count_[HeadIndex(layer, head)]; }
 
+KvCache::HeadScoring KvCache::BeginAttention(int32_t layer, int32_t head, int32_t n_queries) {
+  HeadScoring s;
+  const size_t n_slots = static_cast<size_t>(View(layer, head).n_slots);
+  s.step_attention = step_attention(layer, head);
+  if (s.step_attention != nullptr) std::fill_n(s.step_attention, n_slots, 0.0f);
+  s.scores = scores(layer, head);
+  // SnapKV's observation window: only the pass's last w queries score,
+  // into cleared scores.
+  if (const int32_t w = policy_->observation_window(); w > 0 && s.scores != nullptr) {
+    std::fill_n(s.scores, n_slots, 0.0);
+    s.first_scored = std::max(0, n_queries - w);
+  }
+  return s;
+}
+
 HeadMetadata KvCache::Metadata(int32_t layer, int32_t head) {
   const size_t h = HeadIndex(layer, head);
   HeadMetadata meta;

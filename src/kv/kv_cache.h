@@ -128,6 +128,24 @@ class KvCache {
 
   int32_t count(int32_t layer, int32_t head) const;
 
+  // What attention records for (layer, head) in a pass of n_queries
+  // queries, as the policy asks (its needs_scores, needs_step_attention,
+  // observation_window): the scores it adds to, from query first_scored
+  // on, and the step attention the pass's last query adds to (nullptr:
+  // not recorded). Clears what the pass rewrites: the step attention, and
+  // with an observation window the scores. Call after the pass's Append,
+  // before its attention. The model reads this, never the policy.
+  struct HeadScoring {
+    double* scores = nullptr;
+    int32_t first_scored = 0;
+    float* step_attention = nullptr;
+  };
+  HeadScoring BeginAttention(int32_t layer, int32_t head, int32_t n_queries);
+  // Whether each head may evict (EvictHeadOverBudget) as soon as its own
+  // attention is done, on any thread; otherwise the layer evicts after
+  // every head's attention (EvictOverBudget).
+  bool evicts_per_head() const { return !policy_->has_state(); }
+
   // Evicts, for every head of `layer`, the policy's victims until its count
   // is at most the budget (a sliding-window layer: every position below its
   // W highest, without asking the policy), then moves the layer's spilled

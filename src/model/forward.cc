@@ -297,21 +297,14 @@ void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, i
   KvHeadView view = cache.View(l, g);
   H2O_CHECK(view.n_slots <= kv_capacity_);
   if (item.pos_shift) view = RotateKeysByRank(view, item.ropes[l]->params(), part);
-  float* step = cache.step_attention(l, g);
-  // TOVA ranks by the newest query's attention alone.
-  if (step != nullptr) std::fill(step, step + view.n_slots, 0.0f);
+  const int32_t n = static_cast<int32_t>(item.tokens.size());
+  const KvCache::HeadScoring scoring = cache.BeginAttention(l, g, n);
+  float* step = scoring.step_attention;
+  const int32_t first_scored = scoring.first_scored;
   kernels::GroupAttentionOutputs outputs;
   outputs.probs = &probs_[static_cast<size_t>(part) * n_group * kv_capacity_];
-  outputs.score_accum = cache.scores(l, g);
-  const int32_t n = static_cast<int32_t>(item.tokens.size());
+  outputs.score_accum = scoring.scores;
   const size_t first_head = static_cast<size_t>(g) * n_group * hd;
-  // SnapKV's observation window (EvictionPolicy::observation_window()):
-  // only the pass's last w queries score, into cleared scores.
-  int32_t first_scored = 0;
-  if (const int32_t w = cache.policy().observation_window(); w > 0 && outputs.score_accum) {
-    std::fill(outputs.score_accum, outputs.score_accum + view.n_slots, 0.0);
-    first_scored = std::max(0, n - w);
-  }
   // A chunk of consecutive positions attends tiled over query blocks (each
   // K/V row loaded once per block, results equal to the per-query calls);
   // an observer needs each query's probabilities, which only the per-query
@@ -321,7 +314,7 @@ void ForwardPass::AttendHead(const ForwardItem& item, int32_t row0, int32_t l, i
     chunk.out = &attn_out_[static_cast<size_t>(row0) * q_dim + first_head];
     chunk.out_stride = static_cast<int64_t>(q_dim);
     chunk.scratch = &chunk_scratch_[static_cast<size_t>(part) * chunk_scratch_floats_];
-    // The queries before the observation window, unscored (a chunk split
+    // The queries before the first scored one, unscored (a chunk split
     // in two gives the results of one call).
     if (first_scored > 0) {
       kernels::AttendGroupChunk(&q_[static_cast<size_t>(row0) * q_dim + first_head],
@@ -392,7 +385,7 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
       AttendHead(items[i], item_row0_[i], l, g, thread);
       // Eviction scans every slot of the head: on the pool it runs beside
       // the other heads' attention instead of after it.
-      if (!items[i].cache->policy().has_state()) items[i].cache->EvictHeadOverBudget(l, g);
+      if (items[i].cache->evicts_per_head()) items[i].cache->EvictHeadOverBudget(l, g);
     }
   };
   if (pool != nullptr && pool->size() > 1 && work * hp.q_dim() >= (1 << 16)) {
@@ -405,7 +398,7 @@ void ForwardPass::Attend(int32_t l, std::span<const ForwardItem> items, kernels:
     run_pairs(0, 0, n_pairs);
   }
   for (const ForwardItem& item : items) {
-    if (item.cache->policy().has_state()) item.cache->EvictOverBudget(l);
+    if (!item.cache->evicts_per_head()) item.cache->EvictOverBudget(l);
   }
 }
 

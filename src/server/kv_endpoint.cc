@@ -5,7 +5,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "kv/kv_dump.h"
+#include "report/kv_dump.h"
 
 namespace h2o::server {
 

@@ -1,5 +1,5 @@
 // GET /v1/kv/{id}?layer=L: a request's KV cache as JSON, the playground's
-// data. The cache part is --kv-dump's object (kv/kv_dump.h), so a finished
+// data. The cache part is --kv-dump's object (report/kv_dump.h), so a finished
 // request answers exactly what `h2o generate --kv-dump` writes for the
 // same run; around it: the request's status, its tokens' text, the bytes
 // and evictions, and how many (layer, head) slots hold each position.

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "cli/run_binary.h"
-#include "eval/xml_check.h"
+#include "xml_check.h"
 #include "test_data.h"
 
 namespace h2o {

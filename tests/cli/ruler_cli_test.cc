@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/run_binary.h"
-#include "eval/xml_check.h"
+#include "xml_check.h"
 #include "test_data.h"
 
 namespace h2o {

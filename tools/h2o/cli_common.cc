@@ -18,7 +18,7 @@
 #include "core/byte_size.h"
 #include "core/strings.h"
 #include "kernels/dispatch.h"
-#include "kv/kv_dump.h"
+#include "report/kv_dump.h"
 #include "kv/kv_report.h"
 #include "model/check_tensors.h"
 #include "tokenizer/gguf_vocab.h"

@@ -16,9 +16,9 @@
 #include "cli_log.h"
 #include "commands.h"
 #include "core/atomic_file.h"
-#include "eval/attention_analysis.h"
-#include "eval/attention_report.h"
-#include "eval/progress.h"
+#include "analysis/attention_analysis.h"
+#include "analysis/attention_report.h"
+#include "report/progress.h"
 
 namespace h2o::cli {
 namespace {

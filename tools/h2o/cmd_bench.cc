@@ -19,9 +19,9 @@
 #include "cli_log.h"
 #include "commands.h"
 #include "core/byte_size.h"
-#include "eval/bench.h"
-#include "eval/membw.h"
-#include "eval/throughput.h"
+#include "perf/bench.h"
+#include "perf/membw.h"
+#include "perf/throughput.h"
 #include "kernels/dispatch.h"
 
 namespace h2o::cli {

@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "core/atomic_file.h"
 #include "core/strings.h"
-#include "eval/progress.h"
+#include "report/progress.h"
 #include "eval/ruler/tasks.h"
 #include "gguf/file.h"
 

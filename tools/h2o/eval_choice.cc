@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "eval/multiple_choice.h"
-#include "eval/progress.h"
+#include "report/progress.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
 

@@ -15,7 +15,7 @@
 #include "cli_log.h"
 #include "core/status.h"
 #include "eval/jsonl.h"
-#include "eval/sweep_report.h"
+#include "report/sweep_report.h"
 #include "eval/task_format.h"
 #include "kv/kv_budget.h"
 #include "kv/kv_spec.h"

@@ -7,7 +7,7 @@
 
 #include "core/atomic_file.h"
 #include "eval/lm_requests.h"
-#include "eval/progress.h"
+#include "report/progress.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
 

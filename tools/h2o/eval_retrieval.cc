@@ -24,10 +24,10 @@
 
 #include "kv/policy_registry.h"
 #include "core/atomic_file.h"
-#include "eval/progress.h"
+#include "report/progress.h"
 #include "eval/retrieval.h"
 #include "eval/ruler/tasks.h"
-#include "eval/svg_heatmap.h"
+#include "report/svg_heatmap.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
 #include "runtime/generate.h"

@@ -10,7 +10,7 @@
 #include "kv/policy_registry.h"
 #include "core/atomic_file.h"
 #include "eval/bleu.h"
-#include "eval/progress.h"
+#include "report/progress.h"
 #include "eval/summarization.h"
 #include "eval/task_format.h"
 #include "eval_common.h"

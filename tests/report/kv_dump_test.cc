@@ -1,6 +1,6 @@
 // The --kv-dump JSON of a cache with a sliding-window layer, against a
 // hand-derived run.
-#include "kv/kv_dump.h"
+#include "report/kv_dump.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kv/kv_dump.h"
+#include "report/kv_dump.h"
 
 #include <nlohmann/json.hpp>
 #include <utility>

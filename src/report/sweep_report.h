@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "eval/svg_plot.h"
+#include "report/svg_plot.h"
 
 namespace h2o {
 

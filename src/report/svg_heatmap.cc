@@ -1,11 +1,11 @@
-#include "eval/svg_heatmap.h"
+#include "report/svg_heatmap.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "eval/svg_plot.h"
+#include "report/svg_plot.h"
 
 namespace h2o {
 namespace {

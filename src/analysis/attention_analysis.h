@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "eval/attention_collector.h"
-#include "eval/attention_stats.h"
+#include "analysis/attention_collector.h"
+#include "analysis/attention_stats.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
 #include "runtime/session.h"

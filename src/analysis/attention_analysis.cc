@@ -1,4 +1,4 @@
-#include "eval/attention_analysis.h"
+#include "analysis/attention_analysis.h"
 
 #include <algorithm>
 

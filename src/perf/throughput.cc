@@ -1,4 +1,4 @@
-#include "eval/throughput.h"
+#include "perf/throughput.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "eval/bench.h"
+#include "perf/bench.h"
 #include "runtime/engine.h"
 #include "runtime/scheduler.h"
 

@@ -2,7 +2,7 @@
 // log10) into "axis space", which maps linearly onto the plot rectangle.
 // Axis ranges always have lo < hi in axis space, so the mapping never
 // divides by zero.
-#include "eval/svg_plot.h"
+#include "report/svg_plot.h"
 
 #include <fmt/format.h>
 

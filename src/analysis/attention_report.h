@@ -34,7 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/attention_analysis.h"
+#include "analysis/attention_analysis.h"
 
 namespace h2o {
 

@@ -1,6 +1,6 @@
 // Sweep report writers on a small hand-built report: the exact markdown,
 // CSV and JSON a reader gets, and the files written under a prefix.
-#include "eval/sweep_report.h"
+#include "report/sweep_report.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "eval/xml_check.h"
+#include "xml_check.h"
 
 namespace h2o {
 namespace {

@@ -1,4 +1,4 @@
-#include "eval/membw.h"
+#include "perf/membw.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "eval/progress.h"
+#include "report/progress.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // RenderLinePlotSvg: well-formed XML (checked by the small independent
 // parser of eval/xml_check.h), one group per series, escaping, and the skipping rules.
-#include "eval/svg_plot.h"
+#include "report/svg_plot.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/xml_check.h"
+#include "xml_check.h"
 
 namespace h2o {
 namespace {

@@ -1,4 +1,4 @@
-#include "eval/attention_report.h"
+#include "analysis/attention_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "eval/svg_plot.h"
+#include "report/svg_plot.h"
 
 namespace h2o {
 namespace {

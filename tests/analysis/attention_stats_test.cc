@@ -1,5 +1,5 @@
 // The Figure-2 statistics on hand-built inputs with hand-worked answers.
-#include "eval/attention_stats.h"
+#include "analysis/attention_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The measurement behind `h2o bench`: the --kv list splitter, count lists,
 // and one real run per kind of test on stories260K with the KV sizes worked
 // out by hand from its config (5 layers, 4 KV heads, head_dim 8, f16).
-#include "eval/bench.h"
+#include "perf/bench.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The SVG plots of `h2o analyze` on a hand-built analysis: the power-law
 // plot draws each layer's fitted line next to its data.
-#include "eval/attention_report.h"
+#include "analysis/attention_report.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/attention_stats.h"
-#include "eval/xml_check.h"
+#include "analysis/attention_stats.h"
+#include "xml_check.h"
 
 namespace h2o {
 namespace {

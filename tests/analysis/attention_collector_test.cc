@@ -1,5 +1,5 @@
 // AttentionCollector and SummarizeLayer on hand-fed attention rows.
-#include "eval/attention_collector.h"
+#include "analysis/attention_collector.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "eval/attention_analysis.h"
+#include "analysis/attention_analysis.h"
 
 namespace h2o {
 namespace {

@@ -1,6 +1,6 @@
 // Progress line text (a pure function) and the bar's drawing rules, with
 // stderr captured instead of a terminal.
-#include "eval/progress.h"
+#include "report/progress.h"
 
 #include <gtest/gtest.h>
 

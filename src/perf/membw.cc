@@ -9,7 +9,7 @@
 // read slower than the AVX2 decode kernels do, so decode showed above 100%
 // of its "roofline". The results are folded into a value the caller
 // observes so the reads cannot be optimized away.
-#include "eval/membw.h"
+#include "perf/membw.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,7 +1,7 @@
-#include "eval/attention_collector.h"
+#include "analysis/attention_collector.h"
 
 #include "core/status.h"
-#include "eval/attention_stats.h"
+#include "analysis/attention_stats.h"
 
 namespace h2o {
 

@@ -1,4 +1,4 @@
-#include "eval/sweep_report.h"
+#include "report/sweep_report.h"
 
 #include <fmt/format.h>
 

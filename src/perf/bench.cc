@@ -9,7 +9,7 @@
 // the saved copy of the cache counts in peak_rss_bytes. The warm-up run is
 // the test itself, untimed, so that each test's first timed run does not
 // pay for paging in what that test touches (its cache, its activations).
-#include "eval/bench.h"
+#include "perf/bench.h"
 
 #include <sys/resource.h>
 

@@ -1,4 +1,4 @@
-#include "eval/attention_stats.h"
+#include "analysis/attention_stats.h"
 
 #include <algorithm>
 #include <cmath>

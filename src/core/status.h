@@ -11,26 +11,42 @@
 
 namespace h2o {
 
+// What kind of failure a Status is, so that a caller (the server's HTTP
+// status, the C ABI's return code) decides without reading the message.
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,  // input the caller can fix: a flag, a file, a request (the default)
+  kUnavailable,      // try again later: a full queue, a server shutting down
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  static Status Error(std::string message) {
+    return Status(StatusCode::kInvalidArgument, std::move(message));
+  }
+  static Status Error(StatusCode code, std::string message) {
+    return Status(code == StatusCode::kOk ? StatusCode::kInvalidArgument : code,
+                  std::move(message));
+  }
 
-  bool ok() const { return !failed_; }
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
   // The one-line message shown to the user; empty when ok().
   const std::string& message() const { return message_; }
 
   // Returns a copy whose message is "context: message" (e.g. the file
-  // name), unless the message already begins with that context.
+  // name), unless the message already begins with that context. The code
+  // stays.
   Status WithContext(const std::string& context) const {
     if (ok() || message_.starts_with(context + ": ")) return *this;
-    return Error(context + ": " + message_);
+    return Error(code_, context + ": " + message_);
   }
 
  private:
-  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-  bool failed_ = false;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
 

@@ -74,7 +74,8 @@ Result<uint64_t> Scheduler::Submit(Request request) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (static_cast<int32_t>(queue_.size()) >= options_.max_queue) {
-    return Status::Error(fmt::format("the queue is full ({} requests waiting)", queue_.size()));
+    return Status::Error(StatusCode::kUnavailable,
+                         fmt::format("the queue is full ({} requests waiting)", queue_.size()));
   }
   const uint64_t id = next_id_++;
   queue_.push_back({id, std::move(request), reservation});
@@ -207,20 +208,7 @@ int32_t Scheduler::ChunkLength(const Running& r) const {
       {left, static_cast<size_t>(r.sequence->max_chunk()), static_cast<size_t>(step_tokens_)}));
 }
 
-bool Scheduler::Step() {
-  ApplyCancellations();
-  // Finished sequences leave before anything new is admitted.
-  std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
-  Admit();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.running = static_cast<int32_t>(running_.size());
-  }
-  if (running_.empty()) {
-    last_step_ = {};
-    return false;
-  }
-
+void Scheduler::PlanBatch() {
   // Decode tokens first (one per decoding sequence), then prompt chunks.
   // A prompt goes in whole chunks of its sequence's size (the last one
   // shorter), never cut to what a step has left: where a cache evicts after
@@ -267,16 +255,9 @@ bool Scheduler::Step() {
     last_step_.prefill += static_cast<int32_t>(len);
   }
   prompt_waited_ = oldest_prompt != nullptr && last_step_.prefill == 0;
-  if (batch_.empty()) return true;
+}
 
-  if (Status s = engine_.Forward(batch_); !s.ok()) {
-    for (Running* r : batch_owner_) Finish(*r, FinishReason::kError, s.message());
-    return true;
-  }
-  for (size_t i = 0; i < batch_.size(); ++i) {
-    Running& r = *batch_owner_[i];
-    if (r.prefilling()) r.prompt_fed += batch_[i].tokens.size();
-  }
+int64_t Scheduler::TakeTokens() {
   // Where the prompt is done or a token was fed, the next token, sampled on
   // the engine's threads (each sequence has its own sampler): a 32-sequence
   // step's greedy picks scan 32 x 32000 logits.
@@ -314,6 +295,35 @@ bool Scheduler::Step() {
       r.next_token = token;
     }
   }
+  return generated;
+}
+
+bool Scheduler::Step() {
+  ApplyCancellations();
+  // Finished sequences leave before anything new is admitted.
+  std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
+  Admit();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.running = static_cast<int32_t>(running_.size());
+  }
+  if (running_.empty()) {
+    last_step_ = {};
+    return false;
+  }
+
+  PlanBatch();
+  if (batch_.empty()) return true;
+
+  if (Status s = engine_.Forward(batch_); !s.ok()) {
+    for (Running* r : batch_owner_) Finish(*r, FinishReason::kError, s.message());
+    return true;
+  }
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Running& r = *batch_owner_[i];
+    if (r.prefilling()) r.prompt_fed += batch_[i].tokens.size();
+  }
+  const int64_t generated = TakeTokens();
   for (Running* r : batch_owner_) {
     if (!r->done && r->request.on_cache) r->request.on_cache(*r->sequence, /*final=*/false);
   }

@@ -149,6 +149,13 @@ class Scheduler {
   // The next prompt chunk of a prefilling request: its sequence's chunk (at
   // most the step's tokens), or what is left of the prompt.
   int32_t ChunkLength(const Running& r) const;
+  // Fills batch_ (and batch_owner_, last_step_) with this step's decode
+  // tokens and prompt chunks.
+  void PlanBatch();
+  // After the forward pass: each sequence past its prompt samples its next
+  // token, hands it to its request, and finishes or goes on. Returns the
+  // tokens generated.
+  int64_t TakeTokens();
 
   Engine& engine_;
   SchedulerOptions options_;

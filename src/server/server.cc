@@ -16,6 +16,7 @@
 #include "runtime/scheduler.h"
 #include "server/api_request.h"
 #include "server/api_response.h"
+#include "server/completion_plan.h"
 #include "server/http_server.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
@@ -42,8 +43,6 @@ constexpr std::chrono::milliseconds kKvSnapshotWait{2000};
 constexpr int32_t kLogLinesPerSecond = 10;
 // Handlers parse, tokenize and submit; none waits for a generation.
 constexpr int32_t kHandlerThreads = 4;
-
-const char* FinishName(FinishReason r) { return r == FinishReason::kLength ? "length" : "stop"; }
 
 // log p(token) and the top_n most likely tokens, from the logits it was
 // sampled from.
@@ -298,7 +297,7 @@ struct Server::Impl {
       }
       if (e.finished) {
         out += SseEvent(
-            ChunkBody(params, c.header, "", {}, c.offset, FinishName(e.reason), false));
+            ChunkBody(params, c.header, "", {}, c.offset, FinishReasonName(e.reason), false));
         if (params.include_usage) out += SseEvent(UsageChunkBody(params, c.header, c.usage));
       }
     }
@@ -326,7 +325,7 @@ struct Server::Impl {
         c.text += delta;
         c.exchange->Reply(200, "application/json",
                           CompletionBody(*c.params, c.header, c.text, c.echo.size(), c.tokens,
-                                         FinishName(e.reason), c.usage),
+                                         FinishReasonName(e.reason), c.usage),
                           {{"X-Request-Id", c.header.id}});
       }
       return true;
@@ -362,38 +361,14 @@ struct Server::Impl {
       SendError(req, *ex, *e);
       return;
     }
-    const int32_t n_ctx = ContextSize();
     const int64_t n_prompt = static_cast<int64_t>(prompt.size());
-    if (n_prompt >= n_ctx || (params->max_tokens && n_prompt + *params->max_tokens > n_ctx)) {
-      SendError(req, *ex,
-                {400,
-                 fmt::format("{} prompt tokens + {} to generate exceed the context of {} "
-                             "tokens",
-                             n_prompt, params->max_tokens.value_or(1), n_ctx),
-                 "invalid_request_error", params->max_tokens ? "max_tokens" : "prompt",
-                 "context_length_exceeded"});
+    CompletionPlan run;
+    if (auto e = PlanCompletion(*params, n_prompt, ContextSize(), options.default_kv,
+                                kDefaultMaxTokens, run)) {
+      SendError(req, *ex, *e);
       return;
     }
-    // Unset: the rest of the context, but at most kDefaultMaxTokens, so a
-    // full-cache request on a long-context model does not reserve (and
-    // wait for) the KV memory of its whole context.
-    const int32_t max_tokens = params->max_tokens.value_or(
-        static_cast<int32_t>(std::min<int64_t>(n_ctx - n_prompt, kDefaultMaxTokens)));
-
-    KvSpec spec = options.default_kv;
-    if (!params->kv.empty()) {
-      auto parsed = ParseKvSpec(params->kv);
-      if (!parsed.ok()) {
-        SendError(req, *ex, {400, parsed.status().message(), "invalid_request_error", "kv", ""});
-        return;
-      }
-      spec = *parsed;
-    }
-    auto plan = ResolveKvSpec(spec, n_prompt + max_tokens);
-    if (!plan.ok()) {
-      SendError(req, *ex, {400, plan.status().message(), "invalid_request_error", "kv", ""});
-      return;
-    }
+    const int32_t max_tokens = run.max_tokens;
 
     auto c = std::make_shared<Completion>(params->stop);
     c->exchange = ex;
@@ -406,13 +381,13 @@ struct Server::Impl {
     c->top_n = params->logprobs ? params->top_logprobs : -1;
     if (params->echo && !chat) c->echo = tokenizer.Decode(prompt, /*remove_special=*/true);
     c->usage.prompt_tokens = static_cast<int32_t>(n_prompt);
-    c->usage.kv = plan->Describe();
+    c->usage.kv = run.kv.Describe();
 
     Request request;
     request.prompt = prompt;
     request.sequence = options.sequence;
     request.sequence.n_ctx = static_cast<int32_t>(n_prompt + max_tokens);
-    request.sequence.kv = *plan;
+    request.sequence.kv = run.kv;
     request.sampling.temperature = params->temperature;
     request.sampling.top_p = params->top_p;
     request.sampling.top_k = params->top_k;
@@ -432,7 +407,7 @@ struct Server::Impl {
     auto id = scheduler->Submit(std::move(request));
     if (!id.ok()) {
       if (c->kv_state) c->kv_state->Done();
-      const bool full = id.status().message().find("queue is full") != std::string::npos;
+      const bool full = id.status().code() == StatusCode::kUnavailable;
       SendError(req, *ex,
                 {full ? 503 : 400, id.status().message(),
                  full ? "server_error" : "invalid_request_error", "", ""});

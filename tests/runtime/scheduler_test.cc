@@ -338,6 +338,7 @@ TEST(Scheduler, RefusesWhatCouldNeverRun) {
   auto full_queue = scheduler.Submit(Make(log, Prompt(3, 10), Options("local:recent=8"), 5));
   ASSERT_FALSE(full_queue.ok());
   EXPECT_NE(full_queue.status().message().find("queue is full"), std::string::npos);
+  EXPECT_EQ(full_queue.status().code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

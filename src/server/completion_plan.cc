@@ -1,0 +1,33 @@
+#include "server/completion_plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace h2o::server {
+
+std::optional<ApiError> PlanCompletion(const CompletionParams& params, int64_t n_prompt,
+                                       int32_t n_ctx, const KvSpec& default_kv,
+                                       int64_t default_max_tokens, CompletionPlan& out) {
+  if (n_prompt >= n_ctx || (params.max_tokens && n_prompt + *params.max_tokens > n_ctx)) {
+    return ApiError{400,
+                    fmt::format("{} prompt tokens + {} to generate exceed the context of {} tokens",
+                                n_prompt, params.max_tokens.value_or(1), n_ctx),
+                    "invalid_request_error", params.max_tokens ? "max_tokens" : "prompt",
+                    "context_length_exceeded"};
+  }
+  out.max_tokens = params.max_tokens.value_or(
+      static_cast<int32_t>(std::min<int64_t>(n_ctx - n_prompt, default_max_tokens)));
+  KvSpec spec = default_kv;
+  if (!params.kv.empty()) {
+    auto parsed = ParseKvSpec(params.kv);
+    if (!parsed.ok()) return ApiError{400, parsed.status().message(), "invalid_request_error", "kv", ""};
+    spec = *parsed;
+  }
+  auto plan = ResolveKvSpec(spec, n_prompt + out.max_tokens);
+  if (!plan.ok()) return ApiError{400, plan.status().message(), "invalid_request_error", "kv", ""};
+  out.kv = *plan;
+  return std::nullopt;
+}
+
+}  // namespace h2o::server

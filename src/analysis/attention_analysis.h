@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
-#include "core/status.h"
 #include "analysis/attention_collector.h"
 #include "analysis/attention_stats.h"
+#include "core/status.h"
 #include "kv/kv_spec.h"
 #include "model/model.h"
 #include "runtime/session.h"

@@ -1,7 +1,7 @@
 #include "analysis/attention_collector.h"
 
-#include "core/status.h"
 #include "analysis/attention_stats.h"
+#include "core/status.h"
 
 namespace h2o {
 

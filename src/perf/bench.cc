@@ -23,8 +23,8 @@
 
 #include <fmt/format.h>
 
-#include "kv/kv_cache.h"
 #include "core/strings.h"
+#include "kv/kv_cache.h"
 #include "runtime/sequence.h"
 #include "runtime/session.h"
 

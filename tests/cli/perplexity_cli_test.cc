@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "cli/run_binary.h"
-#include "xml_check.h"
 #include "test_data.h"
+#include "xml_check.h"
 
 namespace h2o {
 namespace {

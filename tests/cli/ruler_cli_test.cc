@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli/run_binary.h"
-#include "xml_check.h"
 #include "test_data.h"
+#include "xml_check.h"
 
 namespace h2o {
 namespace {

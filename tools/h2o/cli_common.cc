@@ -18,9 +18,9 @@
 #include "core/byte_size.h"
 #include "core/strings.h"
 #include "kernels/dispatch.h"
-#include "report/kv_dump.h"
 #include "kv/kv_report.h"
 #include "model/check_tensors.h"
+#include "report/kv_dump.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/utf8.h"
 

@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/attention_analysis.h"
+#include "analysis/attention_report.h"
 #include "cli_common.h"
 #include "cli_log.h"
 #include "commands.h"
 #include "core/atomic_file.h"
-#include "analysis/attention_analysis.h"
-#include "analysis/attention_report.h"
 #include "report/progress.h"
 
 namespace h2o::cli {

@@ -19,10 +19,10 @@
 #include "cli_log.h"
 #include "commands.h"
 #include "core/byte_size.h"
+#include "kernels/dispatch.h"
 #include "perf/bench.h"
 #include "perf/membw.h"
 #include "perf/throughput.h"
-#include "kernels/dispatch.h"
 
 namespace h2o::cli {
 namespace {

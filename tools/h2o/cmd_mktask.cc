@@ -13,9 +13,9 @@
 #include "commands.h"
 #include "core/atomic_file.h"
 #include "core/strings.h"
-#include "report/progress.h"
 #include "eval/ruler/tasks.h"
 #include "gguf/file.h"
+#include "report/progress.h"
 
 namespace h2o::cli {
 namespace {

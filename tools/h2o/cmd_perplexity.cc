@@ -10,17 +10,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "kv/policy_registry.h"
 #include "cli_common.h"
 #include "cli_errors.h"
 #include "cli_log.h"
 #include "commands.h"
 #include "eval/perplexity.h"
-#include "report/progress.h"
-#include "report/sweep_report.h"
 #include "kv/kv_budget.h"
 #include "kv/kv_report.h"
+#include "kv/policy_registry.h"
 #include "perplexity_input.h"
+#include "report/progress.h"
+#include "report/sweep_report.h"
 
 namespace h2o::cli {
 namespace {

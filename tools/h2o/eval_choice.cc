@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "eval/multiple_choice.h"
-#include "report/progress.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
+#include "report/progress.h"
 
 namespace h2o::cli {
 namespace {

@@ -15,10 +15,10 @@
 #include "cli_log.h"
 #include "core/status.h"
 #include "eval/jsonl.h"
-#include "report/sweep_report.h"
 #include "eval/task_format.h"
 #include "kv/kv_budget.h"
 #include "kv/kv_spec.h"
+#include "report/sweep_report.h"
 #include "runtime/engine.h"
 #include "runtime/sequence.h"
 

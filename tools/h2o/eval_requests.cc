@@ -7,9 +7,10 @@
 
 #include "core/atomic_file.h"
 #include "eval/lm_requests.h"
-#include "report/progress.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
+#include "report/json_line.h"
+#include "report/progress.h"
 
 namespace h2o::cli {
 
@@ -48,9 +49,7 @@ int RunScoreRequests(const EvalFlags& f, const Model& model, const Tokenizer& to
     if (!scored.ok()) return Fail(scored.status().WithContext(lines[i].where));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    results += ScoreResultLine(requests[i], *scored, tokenizer, seconds)
-                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    results += '\n';
+    results += JsonLine(ScoreResultLine(requests[i], *scored, tokenizer, seconds));
     n_tokens += static_cast<int64_t>(ids.size()) - 1;
     for (size_t t = 1; t < ids.size(); ++t) logprob_sum += scored->logprob[t];
     progress.Advance();

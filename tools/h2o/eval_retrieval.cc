@@ -22,14 +22,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "kv/policy_registry.h"
 #include "core/atomic_file.h"
-#include "report/progress.h"
 #include "eval/retrieval.h"
 #include "eval/ruler/tasks.h"
-#include "report/svg_heatmap.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
+#include "kv/policy_registry.h"
+#include "report/json_line.h"
+#include "report/progress.h"
+#include "report/svg_heatmap.h"
 #include "runtime/generate.h"
 
 namespace h2o::cli {
@@ -238,17 +239,15 @@ int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokeni
     for (size_t r = 0; r < runs.size(); ++r) {
       const double score = ruler::Score((*generations)[r].text, item.outputs);
       if (!f.report_prefix.empty()) {
-        answers += nlohmann::json{{"item", i},
-                                  {"task", task},
-                                  {"length", item.length},
-                                  {"depth", item.depth},
-                                  {"kv", runs[r].label},
-                                  {"budget", runs[r].entry.budget},
-                                  {"outputs", item.outputs},
-                                  {"answer", (*generations)[r].text},
-                                  {"score", score}}
-                       .dump() +
-                   "\n";
+        answers += JsonLine(nlohmann::json{{"item", i},
+                                            {"task", task},
+                                            {"length", item.length},
+                                            {"depth", item.depth},
+                                            {"kv", runs[r].label},
+                                            {"budget", runs[r].entry.budget},
+                                            {"outputs", item.outputs},
+                                            {"answer", (*generations)[r].text},
+                                            {"score", score}});
       }
       RunScores& s = scores[r];
       s.all.Add(score);

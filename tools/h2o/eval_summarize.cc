@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <memory>
 
-#include "kv/policy_registry.h"
 #include "core/atomic_file.h"
 #include "eval/bleu.h"
-#include "report/progress.h"
 #include "eval/summarization.h"
 #include "eval/task_format.h"
 #include "eval_common.h"
+#include "kv/policy_registry.h"
+#include "report/json_line.h"
+#include "report/progress.h"
 
 namespace h2o::cli {
 namespace {
@@ -153,9 +154,7 @@ int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& to
       texts.push_back(g.generation.text);
       n_tokens += static_cast<int64_t>(g.generation.ids.size());
       if (!f.out_path.empty()) {
-        out_lines += SummaryResultLine(lines[i], run.kv, prompts[i], g, tokenizer)
-                .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-        out_lines += '\n';
+        out_lines += JsonLine(SummaryResultLine(lines[i], run.kv, prompts[i], g, tokenizer));
       }
     }
     const RougeF1 ref = vs_reference.Mean(), vsf = vs_full.Mean();

@@ -72,7 +72,16 @@ TEST(RecallModel, FullCacheRetrievesNeedlesAtEveryDepth) {
                                       "0,25,50,75,100", 2);
   ASSERT_EQ(Lines(tasks).size(), 20u);
   const auto accuracy = Accuracy(tasks, "--kv full");
-  EXPECT_GE(accuracy.at("full"), 0.85);  // measured 18 of 20 (models/README.md)
+  EXPECT_GE(accuracy.at("full"), 0.9);  // measured 20 of 20 (models/README.md)
+}
+
+// The model was trained to 2048 tokens: at 2k it still finds most needles.
+TEST(RecallModel, FullCacheRetrievesMostNeedlesAtItsTrainedLength) {
+  const std::string tasks = MakeTasks("recall_full_2k.jsonl", "niah_single_1,passkey", "2k",
+                                      "0,25,50,75,100", 2);
+  ASSERT_EQ(Lines(tasks).size(), 20u);
+  const auto accuracy = Accuracy(tasks, "--kv full");
+  EXPECT_GE(accuracy.at("full"), 0.7);  // measured 16 of 20
 }
 
 // Needles in the first half of the context; `local` at 25% keeps only the
@@ -82,7 +91,7 @@ TEST(RecallModel, LocalFailsTheNeedlesItEvicted) {
   const std::string tasks =
       MakeTasks("recall_local.jsonl", "niah_single_1,passkey", "1k", "0,20,40", 2);
   const auto accuracy = Accuracy(tasks, "--kv full,local --budget 25%");
-  EXPECT_GE(accuracy.at("full"), 0.65);  // measured 9 of 12
+  EXPECT_GE(accuracy.at("full"), 0.8);  // measured 11 of 12
   EXPECT_EQ(accuracy.at("local"), 0.0);
 
   const nlohmann::json last = Lines(tasks).back();  // passkey at depth 40

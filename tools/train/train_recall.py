@@ -417,6 +417,23 @@ def repeat_sequence(text, length, digits, rng):
     return ids, weight
 
 
+def make_sequence(rng, suite, drill_items, text, digits, length, repeat_share):
+    """One training sequence, its kind drawn by the shares: each sequence of
+    a batch draws its own, so a batch of 2 (long contexts) still holds
+    answers as often as a batch of 8 (shares rounded per batch gave 2048 x
+    2 a text and a repeat and never a task)."""
+    r = rng.random()
+    if r < TEXT_SHARE:
+        return text_sequence(text, length, rng)
+    r -= TEXT_SHARE
+    if r < repeat_share:
+        return repeat_sequence(text, length, digits, rng)
+    r -= repeat_share
+    if suite and r < SUITE_SHARE:
+        return task_sequence(*rng.choice(suite), length)
+    return packed_sequence(drill_items, length, rng)
+
+
 def batch_tensors(sequences, length):
     """Sequences padded with EOS at weight 0."""
     ids = torch.full((len(sequences), length), EOS, dtype=torch.long)
@@ -481,6 +498,9 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--init", help="start from this checkpoint's weights (copy_stage.py's), "
                     "when OUT has no checkpoint of its own")
+    ap.add_argument("--repeat-warmup", type=int, default=WARMUP_REPEAT_STEPS,
+                    help="steps with half the batch repeated runs (default %(default)s; 0 when "
+                         "--init is a model that retrieves already)")
     ap.add_argument("--shape", help="layers x dim x heads x kv-heads, e.g. 2x128x4x2 (default "
                                     f"{Config.n_layers}x{Config.dim}x{Config.n_heads}x"
                                     f"{Config.n_kv_heads}); heads of 32 keep q8_0 K/V rows")
@@ -490,6 +510,7 @@ def main():
             int(v) for v in args.shape.split("x"))
         Config.hidden = Config.dim * 8 // 3 // 32 * 32
     args.data = args.data or os.path.join(args.out, "data")
+    os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.data, exist_ok=True)
     stages = parse_stages(args.stages)
     total_steps = sum(s for _, s, _ in stages)
@@ -547,15 +568,9 @@ def main():
         if key != items_key:
             suite, items_key = pool(args, length, batch, key[1]), key
             drill_items = drill_pool(args, length, key[1])
-        n_text = max(1, int(round(batch * TEXT_SHARE)))
-        share = WARMUP_REPEAT_SHARE if step < WARMUP_REPEAT_STEPS else REPEAT_SHARE
-        n_repeat = max(1, int(round(batch * share)))
-        n_suite = int(round(batch * SUITE_SHARE)) if suite else 0
-        sequences = ([task_sequence(*rng.choice(suite), length) for _ in range(n_suite)] +
-                     [text_sequence(text, length, rng) for _ in range(n_text)] +
-                     [repeat_sequence(text, length, digits, rng) for _ in range(n_repeat)])
-        while len(sequences) < batch:
-            sequences.append(packed_sequence(drill_items, length, rng))
+        sequences = [make_sequence(rng, suite, drill_items, text, digits, length,
+                                   WARMUP_REPEAT_SHARE if step < args.repeat_warmup else REPEAT_SHARE)
+                     for _ in range(batch)]
         ids, weight = (x.to(args.device) for x in batch_tensors(sequences, length))
         lr = args.lr * min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 *
                                                     (1 + math.cos(math.pi * step / total_steps)))

@@ -107,29 +107,27 @@ Result<KvBudget> ParseKvBudget(std::string_view text) {
 
 Result<std::string> KvSpecAtBudget(std::string_view policy, std::string_view budget) {
   const PolicyDescriptor* p = FindPolicy(policy);
-  if (p == nullptr) {
-    return Status::Error(
-        fmt::format("unknown KV policy '{}' (expected one of: {})", policy, PolicyNames()));
-  }
+  if (p == nullptr) return UnknownPolicy(policy);
   const BudgetSplit& split = p->split;
   if (split.kind == BudgetSplit::Kind::kNone) return std::string(p->name);
   H2O_ASSIGN_OR_RETURN(const KvBudget b, ParseKvBudget(budget));
   const std::string& all = b.text;
-  switch (split.kind) {
-    case BudgetSplit::Kind::kNone:
-    case BudgetSplit::Kind::kWhole:
-      return fmt::format("{}:{}={}", p->name, split.first, all);
-    case BudgetSplit::Kind::kHalves:
-      if (b.percent) {
-        return fmt::format("{0}:{1}={3},{2}={3}", p->name, split.first, split.second, HalfPercent(b));
-      }
-      return fmt::format("{}:{}={},{}={}", p->name, split.first, b.digits / 2, split.second,
-                         b.digits - b.digits / 2);
-    case BudgetSplit::Kind::kAfterFixed:
-      break;
+  if (split.kind == BudgetSplit::Kind::kWhole) {
+    return fmt::format("{}:{}={}", p->name, split.first, all);
   }
+  if (split.kind == BudgetSplit::Kind::kHalves) {
+    if (b.percent) {
+      return fmt::format("{0}:{1}={3},{2}={3}", p->name, split.first, split.second,
+                         HalfPercent(b));
+    }
+    return fmt::format("{}:{}={},{}={}", p->name, split.first, b.digits / 2, split.second,
+                       b.digits - b.digits / 2);
+  }
+  // kAfterFixed
   const auto fixed = static_cast<uint64_t>(split.fixed);
-  if (b.percent) return fmt::format("{}:{}={},{}={}", p->name, split.first, fixed, split.second, all);
+  if (b.percent) {
+    return fmt::format("{}:{}={},{}={}", p->name, split.first, fixed, split.second, all);
+  }
   if (b.digits <= fixed) {
     return Status::Error(fmt::format(
         "{} at budget {} leaves no {} window (it keeps {} as {}; use a budget of at least {})",
@@ -161,7 +159,8 @@ Result<std::vector<KvSweepEntry>> ExpandKvSweep(std::string_view kv_list,
     budgets.push_back(std::move(b));
   }
   for (const std::string& policy : specs) {
-    const PolicyDescriptor* listed = FindPolicy(Trim(std::string_view(policy).substr(0, policy.find(':'))));
+    const PolicyDescriptor* listed =
+        FindPolicy(Trim(std::string_view(policy).substr(0, policy.find(':'))));
     if (listed != nullptr && !listed->evicts) {
       entries.push_back({policy, "", policy});
       continue;

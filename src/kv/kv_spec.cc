@@ -25,11 +25,6 @@ const KvKey* FindKey(const PolicyDescriptor& policy, std::string_view key) {
   return nullptr;
 }
 
-Status UnknownPolicy(std::string_view name) {
-  return Status::Error("unknown KV policy '" + std::string(name) + "' (expected one of: " +
-                       PolicyNames() + ")");
-}
-
 Status UnknownKey(const PolicyDescriptor& policy, std::string_view key) {
   if (policy.keys.empty()) {
     return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +

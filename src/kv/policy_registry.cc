@@ -1,6 +1,8 @@
 // The table of policies. Each descriptor lives beside its policy's class.
 #include "kv/policy_registry.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace h2o {
@@ -39,6 +41,11 @@ std::string PolicyNames() {
   return names;
 }
 
+Status UnknownPolicy(std::string_view name) {
+  return Status::Error(
+      fmt::format("unknown KV policy '{}' (expected one of: {})", name, PolicyNames()));
+}
+
 const PolicyDescriptor& PolicyOf(std::string_view name) {
   const PolicyDescriptor* p = FindPolicy(name);
   H2O_CHECK(p != nullptr && "PolicyOf: a policy name not from ParseKvSpec");
@@ -50,14 +57,13 @@ bool PolicyEvicts(std::string_view name) { return PolicyOf(name).evicts; }
 Status CheckPosShift(std::string_view policy) {
   const PolicyDescriptor* p = FindPolicy(policy);
   if (p != nullptr && p->pos_shift) return Status::Ok();
-  std::string names;
-  size_t n = 0;
-  for (const PolicyDescriptor* d : kRegistry) n += d->pos_shift ? 1 : 0;
-  size_t i = 0;
+  std::vector<std::string_view> shifting;
   for (const PolicyDescriptor* d : kRegistry) {
-    if (!d->pos_shift) continue;
-    names.append(i == 0 ? "" : (i + 1 == n ? " and " : ", ")).append(d->name);
-    ++i;
+    if (d->pos_shift) shifting.push_back(d->name);
+  }
+  std::string names;  // "a", "a and b", "a, b and c"
+  for (size_t i = 0; i < shifting.size(); ++i) {
+    names.append(i == 0 ? "" : i + 1 == shifting.size() ? " and " : ", ").append(shifting[i]);
   }
   return Status::Error(
       fmt::format("--kv-pos-shift applies to the {} policies, not '{}'", names, policy));

@@ -83,6 +83,9 @@ const PolicyDescriptor* FindPolicy(std::string_view name);
 // "full, local, ...": the names, for error messages.
 std::string PolicyNames();
 
+// "unknown KV policy 'NAME' (expected one of: full, local, ...)".
+Status UnknownPolicy(std::string_view name);
+
 // The descriptor of a plan's (or spec's) policy, which must exist.
 const PolicyDescriptor& PolicyOf(std::string_view name);
 

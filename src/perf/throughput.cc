@@ -80,8 +80,8 @@ Result<ThroughputRecord> RunThroughput(const Model& model, const KvSpec& spec,
     request.prompt = RandomTokens(model.hparams().n_vocab, static_cast<size_t>(options.prompt),
                                   options.seed + i);
     request.sequence = sequence;
-    request.sampling.temperature = 0.0f;
-    request.max_tokens = options.generate;
+    request.generation.sampling.temperature = 0.0f;
+    request.generation.max_tokens = options.generate;
     Times* t = &times[static_cast<size_t>(i)];
     request.on_event = [t, &error](const TokenEvent& e) {
       if (e.finished) {

@@ -11,45 +11,38 @@ const char* GenerationEndName(GenerationEnd end) {
 }
 
 GenerationState::GenerationState(const GenerateOptions& options, const Tokenizer* tokenizer)
-    : options_(options), tokenizer_(tokenizer), sampler_(options.sampling) {
-  for (const std::string& stop : options_.stop) longest_stop_ = std::max(longest_stop_, stop.size());
-  H2O_CHECK(longest_stop_ == 0 || tokenizer_ != nullptr);
-  if (options_.max_tokens <= 0) Finish(GenerationEnd::kLength);
+    : options_(options), tokenizer_(tokenizer), sampler_(options.sampling), stop_(options.stop) {
+  H2O_CHECK(tokenizer_ != nullptr ||
+            std::all_of(options_.stop.begin(), options_.stop.end(),
+                        [](const std::string& stop) { return stop.empty(); }));
+  if (options_.max_tokens <= 0) End(GenerationEnd::kLength);
 }
 
-void GenerationState::Finish(GenerationEnd end) {
+void GenerationState::End(GenerationEnd end) {
+  if (done_) return;
   done_ = true;
   out_.finish_reason = end;
+  out_.text += stop_.Finish();
 }
 
 std::optional<int32_t> GenerationState::Next(std::span<const float> logits) {
   if (done_) return std::nullopt;
   const int32_t id = sampler_.Sample(logits);
   if (options_.stop_at_end && tokenizer_ != nullptr && tokenizer_->IsEndOfGeneration(id)) {
-    Finish(GenerationEnd::kEndOfGeneration);
+    End(GenerationEnd::kEndOfGeneration);
     return std::nullopt;
   }
   sampler_.Accept(id);
   out_.ids.push_back(id);
   out_.logprobs.push_back(-NegLogSoftmax(logits, id));
   if (tokenizer_ != nullptr) {
-    // A stop string not in the text before this piece ends inside it, so
-    // it begins at most longest_stop_ - 1 bytes before it: searching from
-    // there keeps each step's search short however long the text grows.
-    const size_t before = out_.text.size();
-    const size_t from = before >= longest_stop_ ? before - longest_stop_ + 1 : 0;
-    out_.text += tokenizer_->TokenToPiece(id);
-    size_t first = std::string::npos;
-    for (const std::string& stop : options_.stop) {
-      if (!stop.empty()) first = std::min(first, out_.text.find(stop, from));
-    }
-    if (first != std::string::npos) {
-      out_.text.resize(first);
-      Finish(GenerationEnd::kStopString);
+    out_.text += stop_.Add(tokenizer_->TokenToPiece(id));
+    if (stop_.stopped()) {
+      End(GenerationEnd::kStopString);
       return id;
     }
   }
-  if (static_cast<int64_t>(out_.ids.size()) >= options_.max_tokens) Finish(GenerationEnd::kLength);
+  if (static_cast<int64_t>(out_.ids.size()) >= options_.max_tokens) End(GenerationEnd::kLength);
   return id;
 }
 

@@ -21,6 +21,7 @@
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "runtime/sequence.h"
+#include "runtime/stop_text.h"
 #include "tokenizer/tokenizer.h"
 
 namespace h2o {
@@ -59,7 +60,9 @@ struct Generation {
 
 // One sequence's sampler and stop conditions, a token at a time: its driver
 // feeds the prompt, then calls Next with the logits after each fed token
-// and feeds the token it returns, until done().
+// and feeds the token it returns, until done(). The one stop logic of
+// `h2o generate`, eval and the scheduler (hence the server). States are
+// independent: distinct ones may run Next on different threads.
 class GenerationState {
  public:
   // `tokenizer` may be null: then nothing ends a generation but max_tokens,
@@ -76,17 +79,22 @@ class GenerationState {
   // a chat turn), for the repeat penalty.
   void Saw(std::span<const int32_t> tokens);
 
+  // Ends the generation now (the driver ran out of room, or was told to
+  // stop) unless it already ended; the text held back is released.
+  void End(GenerationEnd end);
+
   bool done() const { return done_; }
+  // While running, generation().text is the text a client may already see:
+  // bytes that could still begin a stop string, or an unfinished UTF-8
+  // character, are held back until a later piece decides (StopText).
   const Generation& generation() const { return out_; }
   Generation Take() { return std::move(out_); }
 
  private:
-  void Finish(GenerationEnd end);
-
   GenerateOptions options_;
   const Tokenizer* tokenizer_;
   Sampler sampler_;
-  size_t longest_stop_ = 0;
+  StopText stop_;
   bool done_ = false;
   Generation out_;
 };

@@ -28,9 +28,9 @@ struct Scheduler::Running {
   Request request;
   size_t reservation;
   std::unique_ptr<Sequence> sequence;
-  Sampler sampler;
+  GenerationState state;
   size_t prompt_fed = 0;
-  int32_t generated = 0;
+  size_t text_sent = 0;               // bytes of state's text already in events
   int32_t next_token = -1;            // sampled, to be fed next step
   bool decode_waited = false;         // its token did not fit the last step
   bool decode_waited_before = false;  // decode_waited as the step began
@@ -41,8 +41,17 @@ struct Scheduler::Running {
         request(std::move(request)),
         reservation(reservation),
         sequence(std::move(sequence)),
-        sampler(this->request.sampling) {}
+        state(this->request.generation, this->request.tokenizer) {
+    state.Saw(this->request.prompt);
+  }
   bool prefilling() const { return prompt_fed < request.prompt.size(); }
+  int32_t generated() const { return static_cast<int32_t>(state.generation().ids.size()); }
+  // The text since the last event.
+  std::string_view NewText() {
+    const std::string_view text = std::string_view(state.generation().text).substr(text_sent);
+    text_sent += text.size();
+    return text;
+  }
 };
 
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
@@ -56,15 +65,21 @@ Scheduler::~Scheduler() = default;
 
 Result<uint64_t> Scheduler::Submit(Request request) {
   if (request.prompt.empty()) return Status::Error("the prompt has no tokens");
-  if (request.max_tokens < 1) {
-    return Status::Error(fmt::format("max_tokens must be at least 1, got {}", request.max_tokens));
+  const int32_t max_tokens = request.generation.max_tokens;
+  if (max_tokens < 1) {
+    return Status::Error(fmt::format("max_tokens must be at least 1, got {}", max_tokens));
+  }
+  if (request.tokenizer == nullptr &&
+      std::any_of(request.generation.stop.begin(), request.generation.stop.end(),
+                  [](const std::string& stop) { return !stop.empty(); })) {
+    return Status::Error("stop strings need the model's vocabulary");
   }
   const int32_t n_ctx =
       request.sequence.n_ctx > 0 ? request.sequence.n_ctx : engine_.model().hparams().n_ctx_train;
   if (!request.sequence.kv_pos_shift &&
-      static_cast<int64_t>(request.prompt.size()) + request.max_tokens > n_ctx) {
+      static_cast<int64_t>(request.prompt.size()) + max_tokens > n_ctx) {
     return Status::Error(fmt::format("{} prompt tokens + {} to generate exceed the context of {}",
-                                     request.prompt.size(), request.max_tokens, n_ctx));
+                                     request.prompt.size(), max_tokens, n_ctx));
   }
   H2O_ASSIGN_OR_RETURN(const size_t reservation, engine_.SequenceKvBytes(request.sequence));
   if (reservation > options_.kv_memory_bytes) {
@@ -108,10 +123,12 @@ int64_t Scheduler::CacheEvictions(const Sequence& s) const {
 
 void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error) {
   r.done = true;
+  r.state.End(GenerationEnd::kLength);  // releases held-back text; no-op if it ended itself
   const int64_t evicted = CacheEvictions(*r.sequence);
   TokenEvent event;
   event.request_id = r.id;
-  event.n_generated = r.generated;
+  event.n_generated = r.generated();
+  event.text = r.NewText();
   event.finished = true;
   event.reason = reason;
   event.error = error;
@@ -257,15 +274,31 @@ void Scheduler::PlanBatch() {
   prompt_waited_ = oldest_prompt != nullptr && last_step_.prefill == 0;
 }
 
+namespace {
+
+FinishReason FinishReasonOf(GenerationEnd end) {
+  switch (end) {
+    case GenerationEnd::kEndOfGeneration:
+      return FinishReason::kEndOfGeneration;
+    case GenerationEnd::kStopString:
+      return FinishReason::kStopped;
+    case GenerationEnd::kLength:
+      return FinishReason::kLength;
+  }
+  return FinishReason::kLength;
+}
+
+}  // namespace
+
 int64_t Scheduler::TakeTokens() {
   // Where the prompt is done or a token was fed, the next token, sampled on
-  // the engine's threads (each sequence has its own sampler): a 32-sequence
-  // step's greedy picks scan 32 x 32000 logits.
+  // the engine's threads (each sequence has its own GenerationState): a
+  // 32-sequence step's greedy picks scan 32 x 32000 logits.
   sampled_.resize(batch_.size());
   auto sample = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       Running& r = *batch_owner_[i];
-      sampled_[i] = r.prefilling() ? -1 : r.sampler.Sample(r.sequence->last_logits());
+      sampled_[i] = r.prefilling() ? std::nullopt : r.state.Next(r.sequence->last_logits());
     }
   };
   engine_.ParallelFor(static_cast<int64_t>(batch_.size()), sample);
@@ -273,23 +306,24 @@ int64_t Scheduler::TakeTokens() {
   for (size_t i = 0; i < batch_.size(); ++i) {
     Running& r = *batch_owner_[i];
     if (r.prefilling()) continue;  // more prompt chunks to go
-    const std::span<const float> logits = r.sequence->last_logits();
-    const int32_t token = sampled_[i];
-    if (r.request.is_end && r.request.is_end(token)) {
-      Finish(r, FinishReason::kEndOfGeneration);
+    if (!sampled_[i]) {
+      Finish(r, FinishReasonOf(r.state.generation().finish_reason));
       continue;
     }
-    r.generated += 1;
+    const int32_t token = *sampled_[i];
     generated += 1;
     TokenEvent event;
     event.request_id = r.id;
     event.token = token;
-    event.logits = logits;
-    event.n_generated = r.generated;
+    event.logits = r.sequence->last_logits();
+    event.n_generated = r.generated();
+    event.text = r.NewText();
     const bool go_on = !r.request.on_event || r.request.on_event(event);
     if (!go_on) {
       Finish(r, FinishReason::kStopped);
-    } else if (r.generated >= r.request.max_tokens || !r.sequence->HasRoomFor(1)) {
+    } else if (r.state.done()) {
+      Finish(r, FinishReasonOf(r.state.generation().finish_reason));
+    } else if (!r.sequence->HasRoomFor(1)) {
       Finish(r, FinishReason::kLength);
     } else {
       r.next_token = token;

@@ -19,7 +19,8 @@
 //      waits, and the next step reserves room for the oldest one first;
 //   3. runs it as one Engine::Forward, samples each decoding sequence's next
 //      token, streams it to the request's callback, and finishes requests
-//      (end of generation, token limit, the callback asking to stop),
+//      (end of generation, token limit, stop string, the callback asking
+//      to stop: GenerationState decides as it does for `h2o generate`),
 //      freeing their KV at once.
 // Cancel() removes a queued request or finishes a running one (its KV is
 // freed at the next step boundary, before anything else is admitted).
@@ -33,13 +34,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
 #include "runtime/engine.h"
-#include "runtime/sampler.h"
+#include "runtime/generate.h"
 #include "runtime/sequence.h"
 
 namespace h2o {
@@ -48,7 +51,7 @@ namespace h2o {
 enum class FinishReason {
   kEndOfGeneration,  // the model produced an end-of-generation token
   kLength,           // max_tokens generated, or the context is full
-  kStopped,          // the callback asked to stop (e.g. a stop string)
+  kStopped,          // the text reached a stop string, or the callback asked to stop
   kCancelled,        // Cancel()
   kError,            // the forward pass failed (message in the event)
 };
@@ -61,6 +64,10 @@ struct TokenEvent {
   int32_t token = -1;             // -1 in the final event
   std::span<const float> logits;  // the distribution it was sampled from
   int32_t n_generated = 0;        // tokens so far, this one included
+  // The text a client may now see: this token's, less what could still
+  // begin a stop string (GenerationState); the final event releases what
+  // was held back. Empty without a tokenizer. Valid during the callback.
+  std::string_view text;
   bool finished = false;          // the last event of the request
   FinishReason reason = FinishReason::kLength;
   std::string error;  // reason kError
@@ -73,14 +80,17 @@ struct TokenEvent {
 struct Request {
   std::vector<int32_t> prompt;  // at least one token
   SequenceOptions sequence;     // KV policy (resolved), context, chunk, KV type
-  SamplerOptions sampling;
-  int32_t max_tokens = 16;
-  // Whether generation ends at `token` (end-of-generation ids); may be
-  // empty (never).
-  std::function<bool(int32_t)> is_end;
+  // Sampling, max_tokens (at least 1), stop strings and whether an
+  // end-of-generation token ends the request: the stop logic of `h2o
+  // generate`, one GenerationState per request.
+  GenerateOptions generation;
+  // The vocabulary of the text, the stop strings and the end-of-generation
+  // ids; may be null: then only max_tokens ends a request, events carry no
+  // text, and stop strings are refused. Must outlive the request.
+  const Tokenizer* tokenizer = nullptr;
   // Called for each generated token (not for an end-of-generation token)
   // and once more when the request finishes; returning false from a token
-  // event stops the request (kStopped). May be empty.
+  // event stops the request (kStopped: a client gone). May be empty.
   std::function<bool(const TokenEvent&)> on_event;
   // Called on the driver thread with the request's sequence after each
   // step that fed it, and once more just before its cache is freed (final:
@@ -115,7 +125,8 @@ class Scheduler {
   ~Scheduler();
 
   // Queues a request and returns its id. Errors (nothing queued): an empty
-  // prompt, bad sequence options, a prompt + max_tokens past the context,
+  // prompt, max_tokens < 1, stop strings without a tokenizer, bad sequence
+  // options, a prompt + max_tokens past the context,
   // a reservation larger than the whole KV limit (it could never run), a
   // full queue.
   Result<uint64_t> Submit(Request request);
@@ -176,7 +187,9 @@ class Scheduler {
   std::vector<std::unique_ptr<Running>> running_;
   std::vector<BatchItem> batch_;
   std::vector<Running*> batch_owner_;
-  std::vector<int32_t> sampled_;  // [batch_]: each item's next token, or -1
+  // [batch_]: each item's next token; nullopt while prefilling or where it
+  // ended on an end-of-generation token.
+  std::vector<std::optional<int32_t>> sampled_;
   // Whether the last step fed no prompt while one was waiting: the next
   // reserves room for the oldest one's chunk.
   bool prompt_waited_ = false;

@@ -1,8 +1,8 @@
-#include "server/stop_text.h"
+#include "runtime/stop_text.h"
 
 #include <algorithm>
 
-namespace h2o::server {
+namespace h2o {
 namespace {
 
 // Bytes of an unfinished UTF-8 sequence at the end of s (0 if it ends on a
@@ -65,4 +65,4 @@ std::string StopText::Finish() {
   return out;
 }
 
-}  // namespace h2o::server
+}  // namespace h2o

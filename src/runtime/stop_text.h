@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace h2o::server {
+namespace h2o {
 
 class StopText {
  public:
@@ -33,4 +33,4 @@ class StopText {
   bool stopped_ = false;
 };
 
-}  // namespace h2o::server
+}  // namespace h2o

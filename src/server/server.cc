@@ -23,7 +23,6 @@
 #include "server/log_limiter.h"
 #include "server/metrics.h"
 #include "server/playground_files.h"
-#include "server/stop_text.h"
 
 namespace h2o::server {
 namespace {
@@ -101,7 +100,6 @@ struct Completion {
   std::shared_ptr<HttpExchange> exchange;
   std::shared_ptr<const CompletionParams> params;
   ResponseHeader header;
-  StopText stop;
   int32_t top_n = -1;  // log-probabilities of this many alternatives; -1: none
   std::string echo;    // the prompt's text, shown first (completions' echo)
   Usage usage;         // prompt tokens and policy; the rest at the end
@@ -113,8 +111,6 @@ struct Completion {
   std::string text;
   std::vector<TokenLogprob> tokens;
   std::atomic<bool> finished{false};
-
-  explicit Completion(std::vector<std::string> stops) : stop(std::move(stops)) {}
 };
 
 }  // namespace
@@ -314,7 +310,7 @@ struct Server::Impl {
       c.usage.completion_tokens = e.n_generated;
       c.usage.kv_bytes = e.kv_bytes;
       c.usage.evictions = e.evictions;
-      std::string delta = c.stop.Finish();
+      std::string delta(e.text);
       if (c.params->stream) {
         StreamEvent(c, e, std::move(delta), {});
       } else if (e.reason == FinishReason::kError) {
@@ -332,7 +328,7 @@ struct Server::Impl {
     }
     metrics.generated_tokens += 1;
     if (c.kv_state) c.kv_state->AddToken(e.token);
-    std::string delta = c.stop.Add(tokenizer.TokenToPiece(e.token));
+    std::string delta(e.text);
     std::vector<TokenLogprob> tokens;
     if (c.top_n >= 0) tokens.push_back(Logprobs(tokenizer, e.logits, e.token, c.top_n));
     if (c.params->stream) {
@@ -341,7 +337,7 @@ struct Server::Impl {
       c.text += delta;
       for (TokenLogprob& t : tokens) c.tokens.push_back(std::move(t));
     }
-    return !c.stop.stopped();
+    return true;
   }
 
   void HandleCompletion(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex,
@@ -370,7 +366,7 @@ struct Server::Impl {
     }
     const int32_t max_tokens = run.max_tokens;
 
-    auto c = std::make_shared<Completion>(params->stop);
+    auto c = std::make_shared<Completion>();
     c->exchange = ex;
     c->params = params;
     c->header.id = RandomId(chat ? "chatcmpl-" : "cmpl-");
@@ -388,15 +384,16 @@ struct Server::Impl {
     request.sequence = options.sequence;
     request.sequence.n_ctx = static_cast<int32_t>(n_prompt + max_tokens);
     request.sequence.kv = run.kv;
-    request.sampling.temperature = params->temperature;
-    request.sampling.top_p = params->top_p;
-    request.sampling.top_k = params->top_k;
-    request.sampling.seed = params->seed.value_or(
+    request.tokenizer = &tokenizer;
+    GenerateOptions& generation = request.generation;
+    generation.sampling.temperature = params->temperature;
+    generation.sampling.top_p = params->top_p;
+    generation.sampling.top_k = params->top_k;
+    generation.sampling.seed = params->seed.value_or(
         static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
-    request.max_tokens = max_tokens;
-    if (!params->ignore_eos) {
-      request.is_end = [this](int32_t id) { return tokenizer.IsEndOfGeneration(id); };
-    }
+    generation.max_tokens = max_tokens;
+    generation.stop = params->stop;
+    generation.stop_at_end = !params->ignore_eos;
     if (options.kv_endpoint || params->kv_endpoint) {
       c->kv_state = kv_states.Track(c->header.id, prompt, *ApiKeyIndex(req));
       request.on_cache = [kv_state = c->kv_state](const Sequence& sequence, bool final) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -17,6 +18,8 @@
 #include "model/model.h"
 #include "q8_model.h"
 #include "runtime/session.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/tokenizer.h"
 #include "test_data.h"
 
 namespace h2o {
@@ -50,8 +53,8 @@ Request Make(Log& log, std::vector<int32_t> prompt, SequenceOptions options, int
   Request r;
   r.prompt = std::move(prompt);
   r.sequence = options;
-  r.sampling.temperature = 0.0f;
-  r.max_tokens = max_tokens;
+  r.generation.sampling.temperature = 0.0f;
+  r.generation.max_tokens = max_tokens;
   r.on_event = [&log](const TokenEvent& e) {
     if (e.finished) {
       log.finished[e.request_id] = e.reason;
@@ -182,7 +185,7 @@ TEST(Scheduler, SampledRequestsTogetherGiveWhatEachGivesAlone) {
   auto sampled = [](Log& log, int i) {
     const char* specs[] = {"h2o:heavy=8,recent=8", "full", "local:recent=12"};
     Request r = Make(log, Prompt(i, 12 + 5 * i), Options(specs[i % 3]), 20);
-    r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 100u + i};
+    r.generation.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 100u + i};
     return r;
   };
   auto engine = Engine::Create(Q8Model(), {.n_threads = 3, .max_batch_tokens = 64});
@@ -240,8 +243,8 @@ TEST(Scheduler, MaxRunningCapsAdmissionAndTheFinalEventReportsKv) {
     Request r;
     r.prompt = Prompt(5, 10);
     r.sequence = Options(kv);
-    r.sampling.temperature = 0.0f;
-    r.max_tokens = 12;
+    r.generation.sampling.temperature = 0.0f;
+    r.generation.max_tokens = 12;
     r.on_event = [&last](const TokenEvent& e) {
       if (e.finished) last[e.request_id] = e;
       return true;
@@ -292,17 +295,116 @@ TEST(Scheduler, CancelFreesKvBeforeTheNextAdmission) {
   EXPECT_EQ(scheduler.Stats().kv_reserved_bytes, 0u);
 }
 
-TEST(Scheduler, FinishReasons) {
+// The bundled vocabulary with `end` as its end-of-generation id, so a
+// random-weight model's greedy token can end a generation.
+Tokenizer VocabEndingAt(int32_t end) {
+  Vocab vocab = LoadVocabFromGguf(Q8Model().file()).value();
+  vocab.eos_id = end;
+  return Tokenizer(std::move(vocab));
+}
+
+// What a scheduler request streamed: its events' tokens and text joined.
+struct Streamed {
+  std::vector<int32_t> ids;
+  std::string text;
+  FinishReason reason = FinishReason::kError;
+};
+
+Streamed RunOne(Engine& engine, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
+                const GenerateOptions& generation) {
+  Scheduler scheduler(engine, {});
+  Streamed out;
+  Request r;
+  r.prompt = prompt;
+  r.sequence = Options("full");
+  r.generation = generation;
+  r.tokenizer = &tokenizer;
+  r.on_event = [&out](const TokenEvent& e) {
+    out.text += e.text;
+    if (e.finished) {
+      out.reason = e.reason;
+    } else {
+      out.ids.push_back(e.token);
+    }
+    return true;
+  };
+  EXPECT_TRUE(scheduler.Submit(std::move(r)).ok());
+  while (scheduler.Step()) {
+  }
+  return out;
+}
+
+// The scheduler ends a request where `h2o generate`'s loop (Generate) ends
+// the same generation, with the same tokens and text: at an
+// end-of-generation token, at a stop string, at max_tokens, and through
+// end tokens when told to.
+TEST(Scheduler, EndsWhereGenerateEnds) {
+  auto engine = NewEngine();
+  const std::vector<int32_t> prompt = Prompt(4, 12);
+  const std::vector<int32_t> greedy = Alone(prompt, Options("full"), 8);
+  ASSERT_EQ(greedy.size(), 8u);
+  // The fourth greedy token made the end of generation; stop at the text
+  // of the third and fourth pieces, cut inside the fourth (so the stop
+  // spans tokens where the pieces allow).
+  const Tokenizer ends_at_fourth = VocabEndingAt(greedy[3]);
+  int32_t unused = 3;  // an id greedy never picks here: nothing ends early
+  while (std::find(greedy.begin(), greedy.end(), unused) != greedy.end()) ++unused;
+  const Tokenizer plain = VocabEndingAt(unused);
+  std::string stop = plain.TokenToPiece(greedy[2]) + plain.TokenToPiece(greedy[3]);
+  ASSERT_GE(stop.size(), 2u);
+  stop.pop_back();
+
+  struct Case {
+    const char* name;
+    const Tokenizer* tokenizer;
+    GenerateOptions options;
+    FinishReason reason;
+  };
+  GenerateOptions greedy8;
+  greedy8.max_tokens = 8;
+  greedy8.sampling.temperature = 0.0f;
+  GenerateOptions with_stop = greedy8;
+  with_stop.stop = {"never appears", stop};
+  GenerateOptions through_end = greedy8;
+  through_end.stop_at_end = false;
+  const Case cases[] = {
+      {"end of generation", &ends_at_fourth, greedy8, FinishReason::kEndOfGeneration},
+      {"stop string", &plain, with_stop, FinishReason::kStopped},
+      {"max_tokens", &plain, greedy8, FinishReason::kLength},
+      {"ignore eos", &ends_at_fourth, through_end, FinishReason::kLength},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto sequence = engine->NewSequence(Options("full"));
+    ASSERT_TRUE(sequence.ok());
+    auto expected = Generate(*engine, **sequence, prompt, c.options, c.tokenizer);
+    ASSERT_TRUE(expected.ok());
+    const Streamed got = RunOne(*engine, *c.tokenizer, prompt, c.options);
+    EXPECT_EQ(got.reason, c.reason);
+    EXPECT_EQ(got.ids, expected->ids);
+    EXPECT_EQ(got.text, expected->text);
+    EXPECT_STREQ(FinishReasonName(got.reason), GenerationEndName(expected->finish_reason));
+  }
+  // Where each case ends, worked out from the greedy tokens and pieces.
+  const auto first_end = std::find(greedy.begin(), greedy.end(), greedy[3]);
+  EXPECT_EQ(RunOne(*engine, ends_at_fourth, prompt, greedy8).ids,
+            std::vector<int32_t>(greedy.begin(), first_end));
+  std::string text;
+  size_t completes = 0;  // tokens up to the one whose piece completes the stop
+  while (text.find(stop) == std::string::npos) text += plain.TokenToPiece(greedy[completes++]);
+  const Streamed stopped = RunOne(*engine, plain, prompt, with_stop);
+  EXPECT_EQ(stopped.ids, std::vector<int32_t>(greedy.begin(), greedy.begin() + completes));
+  EXPECT_EQ(stopped.text, text.substr(0, text.find(stop)));
+  EXPECT_EQ(RunOne(*engine, ends_at_fourth, prompt, through_end).ids, greedy);
+}
+
+// A callback that returns false stops its request (a client gone); stop
+// strings without a vocabulary are refused at Submit.
+TEST(Scheduler, TheCallbackStopsARequest) {
   auto engine = NewEngine();
   Scheduler scheduler(*engine, {});
   Log log;
-  // The first greedy token of this prompt, made an end-of-generation id.
-  const std::vector<int32_t> prompt = Prompt(4, 12);
-  const int32_t first = Alone(prompt, Options("full"), 1)[0];
-  Request ends = Make(log, prompt, Options("full"), 10);
-  ends.is_end = [first](int32_t t) { return t == first; };
-  const uint64_t e = scheduler.Submit(std::move(ends)).value();
-  Request stops = Make(log, prompt, Options("full"), 10);
+  Request stops = Make(log, Prompt(4, 12), Options("full"), 10);
   int seen = 0;
   stops.on_event = [&](const TokenEvent& ev) {
     if (ev.finished) {
@@ -314,10 +416,14 @@ TEST(Scheduler, FinishReasons) {
   const uint64_t s = scheduler.Submit(std::move(stops)).value();
   while (scheduler.Step()) {
   }
-  EXPECT_EQ(log.finished[e], FinishReason::kEndOfGeneration);
-  EXPECT_TRUE(log.tokens[e].empty());
   EXPECT_EQ(log.finished[s], FinishReason::kStopped);
   EXPECT_EQ(seen, 3);
+
+  Request no_vocab = Make(log, Prompt(4, 12), Options("full"), 10);
+  no_vocab.generation.stop = {"x"};
+  auto refused = scheduler.Submit(std::move(no_vocab));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "stop strings need the model's vocabulary");
 }
 
 TEST(Scheduler, RefusesWhatCouldNeverRun) {

@@ -1,11 +1,11 @@
-#include "server/stop_text.h"
+#include "runtime/stop_text.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace h2o::server {
+namespace h2o {
 namespace {
 
 // Feeds pieces; returns what was emitted piece by piece, then Finish().
@@ -57,4 +57,4 @@ TEST(StopText, EmptyStopStringsAreIgnored) {
 }
 
 }  // namespace
-}  // namespace h2o::server
+}  // namespace h2o

@@ -41,6 +41,7 @@
 #include "core/huge_pages.h"
 #include "core/tensor_type.h"
 #include "kernels/attention.h"
+#include "kv/kv_cache_state.h"
 #include "kv/kv_policy.h"
 #include "kv/kv_types.h"
 
@@ -183,6 +184,19 @@ class KvCache {
   // Requires the same config (windows included) and policy name. Allocates
   // nothing.
   void CopyFrom(const KvCache& other);
+
+  // Copies what the cache holds into `state` (kv/kv_cache_state.h), whose
+  // policy must be a policy of this one's kind (its state is overwritten).
+  // Requires nothing spilled (between passes; checked).
+  void SaveState(KvCacheState& state) const;
+  // Whether LoadState may take `state`: the same heads, head size, types
+  // and policy; each layer's budget the saver's (a policy that never
+  // evicts: room for what it held); a sliding-window layer the saver's
+  // window, or one that evicted nothing yet.
+  bool CanLoadState(const KvCacheState& state) const;
+  // Makes this cache hold what `state` holds, so that it evicts from here
+  // on as the saver would have. Requires CanLoadState (checked).
+  void LoadState(const KvCacheState& state);
 
   // Bytes allocated for K/V storage and per-slot metadata: a constant,
   // fixed at construction.

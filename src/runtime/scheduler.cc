@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 namespace h2o {
@@ -31,6 +32,8 @@ struct Scheduler::Running {
   GenerationState state;
   size_t prompt_fed = 0;
   size_t text_sent = 0;               // bytes of state's text already in events
+  int32_t fed_generated = 0;          // generated tokens fed back (in the cache)
+  int32_t cached_tokens = 0;          // prompt tokens resumed from the prompt cache
   int32_t next_token = -1;            // sampled, to be fed next step
   bool decode_waited = false;         // its token did not fit the last step
   bool decode_waited_before = false;  // decode_waited as the step began
@@ -129,21 +132,26 @@ void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error
   event.request_id = r.id;
   event.n_generated = r.generated();
   event.text = r.NewText();
+  event.cached_tokens = r.cached_tokens;
   event.finished = true;
   event.reason = reason;
   event.error = error;
   event.kv_bytes = r.reservation;
   event.evictions = evicted;
   if (r.request.on_cache && r.sequence) r.request.on_cache(*r.sequence, /*final=*/true);
-  // The cache is freed and the stats say so before the request hears it
-  // ended: whoever it tells (a server's client) then sees the memory free.
-  r.sequence.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.kv_reserved_bytes -= r.reservation;
     stats_.requests_finished += 1;
     stats_.evictions += evicted;
   }
+  // Where it stopped is kept for a next turn (in the memory it just freed).
+  if (reason != FinishReason::kError && reason != FinishReason::kCancelled) {
+    KeepState(r, static_cast<size_t>(r.fed_generated));
+  }
+  // The cache is freed and the stats say so before the request hears it
+  // ended: whoever it tells (a server's client) then sees the memory free.
+  r.sequence.reset();
   if (r.request.on_event) r.request.on_event(event);
 }
 
@@ -189,7 +197,12 @@ void Scheduler::Admit() {
           static_cast<int32_t>(running_.size()) >= options_.max_running) {
         return;
       }
-      if (stats_.kv_reserved_bytes + queue_.front().reservation > options_.kv_memory_bytes) return;
+      // Kept states give way to a request: the prompt cache only ever
+      // holds memory no running sequence reserved.
+      const size_t need = stats_.kv_reserved_bytes + queue_.front().reservation;
+      if (need > options_.kv_memory_bytes) return;
+      prompt_cache_.ShrinkTo(options_.kv_memory_bytes - need);
+      UpdateCacheStats();
       q = std::move(queue_.front());
       queue_.pop_front();
       stats_.queued = static_cast<int32_t>(queue_.size());
@@ -216,6 +229,7 @@ void Scheduler::Admit() {
       continue;
     }
     running_.push_back(std::move(running));
+    Resume(*running_.back());
   }
 }
 
@@ -306,37 +320,95 @@ int64_t Scheduler::TakeTokens() {
   for (size_t i = 0; i < batch_.size(); ++i) {
     Running& r = *batch_owner_[i];
     if (r.prefilling()) continue;  // more prompt chunks to go
-    if (!sampled_[i]) {
-      Finish(r, FinishReasonOf(r.state.generation().finish_reason));
-      continue;
-    }
-    const int32_t token = *sampled_[i];
-    generated += 1;
-    TokenEvent event;
-    event.request_id = r.id;
-    event.token = token;
-    event.logits = r.sequence->last_logits();
-    event.n_generated = r.generated();
-    event.text = r.NewText();
-    const bool go_on = !r.request.on_event || r.request.on_event(event);
-    if (!go_on) {
-      Finish(r, FinishReason::kStopped);
-    } else if (r.state.done()) {
-      Finish(r, FinishReasonOf(r.state.generation().finish_reason));
-    } else if (!r.sequence->HasRoomFor(1)) {
-      Finish(r, FinishReason::kLength);
-    } else {
-      r.next_token = token;
-    }
+    generated += Emit(r, sampled_[i]);
   }
   return generated;
 }
 
+int64_t Scheduler::Emit(Running& r, std::optional<int32_t> sampled) {
+  if (!sampled) {
+    Finish(r, FinishReasonOf(r.state.generation().finish_reason));
+    return 0;
+  }
+  const int32_t token = *sampled;
+  TokenEvent event;
+  event.request_id = r.id;
+  event.token = token;
+  event.logits = r.sequence->last_logits();
+  event.n_generated = r.generated();
+  event.text = r.NewText();
+  const bool go_on = !r.request.on_event || r.request.on_event(event);
+  if (!go_on) {
+    Finish(r, FinishReason::kStopped);
+  } else if (r.state.done()) {
+    Finish(r, FinishReasonOf(r.state.generation().finish_reason));
+  } else if (!r.sequence->HasRoomFor(1)) {
+    Finish(r, FinishReason::kLength);
+  } else {
+    r.next_token = token;
+  }
+  return 1;
+}
+
+size_t Scheduler::PromptCacheLimit() const {
+  // What the running sequences have not reserved, at most the cache's own
+  // limit (called under mu_ or on the driver thread that alone changes it).
+  const size_t free =
+      options_.kv_memory_bytes - std::min(options_.kv_memory_bytes, stats_.kv_reserved_bytes);
+  return std::min(options_.prompt_cache_bytes, free);
+}
+
+void Scheduler::KeepState(const Running& r, size_t n_generated_fed) {
+  if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt || r.sequence == nullptr) return;
+  std::vector<int32_t> tokens = r.request.prompt;
+  const std::vector<int32_t>& ids = r.state.generation().ids;
+  tokens.insert(tokens.end(), ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n_generated_fed));
+  SequenceState state;
+  r.sequence->SaveState(state);
+  const Sequence& saver = *r.sequence;
+  std::lock_guard<std::mutex> lock(mu_);
+  prompt_cache_.Insert(std::move(tokens), std::move(state), PromptCacheLimit(),
+                       [&saver](const SequenceState& kept) { return saver.CanLoadState(kept); });
+  UpdateCacheStats();
+}
+
+void Scheduler::UpdateCacheStats() {
+  stats_.prompt_cache_bytes = prompt_cache_.bytes();
+  stats_.prompt_cache_entries = static_cast<int32_t>(prompt_cache_.size());
+  stats_.prompt_cache_evictions = prompt_cache_.evictions();
+}
+
+void Scheduler::Resume(Running& r) {
+  if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt) return;
+  Sequence& sequence = *r.sequence;
+  std::optional<PromptCache::Hit> hit;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hit = prompt_cache_.Find(r.request.prompt, [&sequence](const SequenceState& kept) {
+      return sequence.CanLoadState(kept);
+    });
+    if (!hit) return;
+    stats_.prompt_cache_hits += 1;
+    stats_.prompt_cache_tokens_reused += static_cast<int64_t>(hit->n_tokens);
+  }
+  sequence.LoadState(*hit->state);
+  r.prompt_fed = hit->n_tokens;
+  r.cached_tokens = static_cast<int32_t>(hit->n_tokens);
+  // The whole prompt was kept, with the logits after it: its first token
+  // is sampled now, as a forward pass would have let it be.
+  if (!r.prefilling()) Emit(r, r.state.Next(sequence.last_logits()));
+}
+
 bool Scheduler::Step() {
   ApplyCancellations();
-  // Finished sequences leave before anything new is admitted.
-  std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
+  // Finished sequences leave before anything new is admitted, and again
+  // after: one resumed in Admit may have finished there.
+  auto leave_done = [this] {
+    std::erase_if(running_, [](const std::unique_ptr<Running>& r) { return r->done; });
+  };
+  leave_done();
   Admit();
+  leave_done();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = static_cast<int32_t>(running_.size());
@@ -355,7 +427,12 @@ bool Scheduler::Step() {
   }
   for (size_t i = 0; i < batch_.size(); ++i) {
     Running& r = *batch_owner_[i];
-    if (r.prefilling()) r.prompt_fed += batch_[i].tokens.size();
+    if (!r.prefilling()) {
+      r.fed_generated += 1;
+      continue;
+    }
+    r.prompt_fed += batch_[i].tokens.size();
+    if (!r.prefilling()) KeepState(r, 0);  // the prompt's end: a regenerate starts here
   }
   const int64_t generated = TakeTokens();
   for (Running* r : batch_owner_) {

@@ -43,6 +43,7 @@
 #include "core/status.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
+#include "runtime/prompt_cache.h"
 #include "runtime/sequence.h"
 
 namespace h2o {
@@ -75,6 +76,7 @@ struct TokenEvent {
   // its policy evicted.
   size_t kv_bytes = 0;
   int64_t evictions = 0;
+  int32_t cached_tokens = 0;  // final event: prompt tokens resumed from the prompt cache
 };
 
 struct Request {
@@ -88,6 +90,9 @@ struct Request {
   // ids; may be null: then only max_tokens ends a request, events carry no
   // text, and stop strings are refused. Must outlive the request.
   const Tokenizer* tokenizer = nullptr;
+  // Whether the request may resume from, and leaves its states in, the
+  // prompt cache (llama-server's cache_prompt).
+  bool cache_prompt = true;
   // Called for each generated token (not for an end-of-generation token)
   // and once more when the request finishes; returning false from a token
   // event stops the request (kStopped: a client gone). May be empty.
@@ -106,6 +111,10 @@ struct SchedulerOptions {
   // Tokens per forward pass, all sequences together (at most the engine's
   // max_batch_tokens; 0: that).
   int32_t step_tokens = 0;
+  // The prompt cache (runtime/prompt_cache.h): at most this many bytes of
+  // finished requests' states, kept only in KV memory no running sequence
+  // reserved, and dropped (oldest first) as admission needs it. 0: off.
+  size_t prompt_cache_bytes = 0;
 };
 
 struct SchedulerStats {
@@ -116,6 +125,11 @@ struct SchedulerStats {
   int64_t tokens_generated = 0;  // since the scheduler was made
   int64_t requests_finished = 0;
   int64_t evictions = 0;  // tokens evicted from finished and running caches
+  size_t prompt_cache_bytes = 0;  // states kept in the prompt cache
+  int32_t prompt_cache_entries = 0;
+  int64_t prompt_cache_hits = 0;           // requests resumed from a kept state
+  int64_t prompt_cache_tokens_reused = 0;  // prompt tokens those did not feed
+  int64_t prompt_cache_evictions = 0;      // states dropped for room
 };
 
 class Scheduler {
@@ -167,6 +181,16 @@ class Scheduler {
   // token, hands it to its request, and finishes or goes on. Returns the
   // tokens generated.
   int64_t TakeTokens();
+  // Hands a sampled token (nullopt: the generation ended) to its request
+  // and finishes it or sets its next token. Returns the tokens generated.
+  int64_t Emit(Running& r, std::optional<int32_t> sampled);
+  // The prompt cache: keeps r's state after its prompt and its first
+  // n_generated_fed tokens; resumes a just admitted r from the longest
+  // kept prefix of its prompt.
+  void KeepState(const Running& r, size_t n_generated_fed);
+  void Resume(Running& r);
+  size_t PromptCacheLimit() const;
+  void UpdateCacheStats();  // under mu_
 
   Engine& engine_;
   SchedulerOptions options_;
@@ -182,6 +206,7 @@ class Scheduler {
   std::vector<uint64_t> cancelled_;
   uint64_t next_id_ = 1;
   SchedulerStats stats_;
+  PromptCache prompt_cache_;  // guarded by mu_ (Stats reads its sizes)
 
   // Driver thread only.
   std::vector<std::unique_ptr<Running>> running_;

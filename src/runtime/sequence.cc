@@ -127,6 +127,38 @@ void Sequence::ContinueFrom(const Sequence& from) {
   n_past_ = from.n_past_;
 }
 
+void Sequence::SaveState(SequenceState& state) const {
+  if (state.cache.policy == nullptr || state.cache.policy->name() != cache_->policy().name()) {
+    state.cache.policy = MakePolicy(kv_plan_, n_ctx_);
+  }
+  cache_->SaveState(state.cache);
+  state.kv_plan = kv_plan_.Describe();
+  state.n_past = n_past_;
+  state.pos_shift = pos_shift_;
+  if (logits_rows_ >= 1) {
+    const std::span<const float> last = last_logits();
+    state.last_logits.assign(last.begin(), last.end());
+  } else {
+    state.last_logits.clear();
+  }
+}
+
+bool Sequence::CanLoadState(const SequenceState& state) const {
+  return state.kv_plan == kv_plan_.Describe() && state.pos_shift == pos_shift_ &&
+         (pos_shift_ || state.n_past <= n_ctx_) && state.last_logits.size() % n_vocab_ == 0 &&
+         state.last_logits.size() <= n_vocab_ && cache_->CanLoadState(state.cache);
+}
+
+void Sequence::LoadState(const SequenceState& state) {
+  H2O_CHECK(CanLoadState(state));
+  cache_->LoadState(state.cache);
+  n_past_ = state.n_past;
+  logits_rows_ = 0;
+  if (!state.last_logits.empty()) {
+    std::copy(state.last_logits.begin(), state.last_logits.end(), LogitsBuffer(1));
+  }
+}
+
 void Sequence::Save(SequenceSnapshot& snapshot) const {
   if (snapshot.cache == nullptr || snapshot.sequence_id != id_) {
     snapshot.cache = std::make_unique<KvCache>(cache_->config(), MakePolicy(kv_plan_, n_ctx_));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -41,6 +42,19 @@ struct SequenceSnapshot {
   std::unique_ptr<KvCache> cache;
   int32_t n_past = -1;       // -1: nothing saved yet
   uint64_t sequence_id = 0;  // Sequence::id() of the saver; 0: none
+};
+
+// A sequence's state taken out of it, compact (kv/kv_cache_state.h), with
+// the logits after its last token: what the prompt cache keeps, and a
+// sequence of another request (same model, KV plan and types) resumes.
+struct SequenceState {
+  KvCacheState cache;
+  std::string kv_plan;  // KvPlan::Describe() of the saver: a state resumes only its own plan
+  int32_t n_past = 0;
+  bool pos_shift = false;
+  std::vector<float> last_logits;  // empty: none (then something must be fed)
+
+  size_t Bytes() const { return cache.Bytes() + last_logits.size() * sizeof(float); }
 };
 
 class Sequence {
@@ -80,6 +94,15 @@ class Sequence {
   // (checked). Logits are not saved.
   void Save(SequenceSnapshot& snapshot) const;
   void Restore(const SequenceSnapshot& snapshot);
+
+  // SaveState copies the sequence's state out (compact); LoadState makes
+  // this sequence, of any request, continue exactly as the saver would
+  // have after the same tokens, when CanLoadState (the same model, KV
+  // plan, types and pos-shift, and room in the context; budgets as
+  // KvCache::CanLoadState allows).
+  void SaveState(SequenceState& state) const;
+  bool CanLoadState(const SequenceState& state) const;
+  void LoadState(const SequenceState& state);
 
   // Later forwards report every query head's attention probabilities to
   // `observer` (null, the default: none). It must outlive those forwards

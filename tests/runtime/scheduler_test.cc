@@ -449,3 +449,172 @@ TEST(Scheduler, RefusesWhatCouldNeverRun) {
 
 }  // namespace
 }  // namespace h2o
+
+namespace h2o {
+namespace {
+
+// One request through a scheduler with a prompt cache: its greedy tokens
+// and how many prompt tokens it resumed.
+struct Turn {
+  std::vector<int32_t> ids;
+  int32_t cached = -1;
+};
+
+Turn RunTurn(Scheduler& scheduler, const std::vector<int32_t>& prompt, const SequenceOptions& o,
+             int32_t max_tokens) {
+  Turn turn;
+  Request r;
+  r.prompt = prompt;
+  r.sequence = o;
+  r.generation.sampling.temperature = 0.0f;
+  r.generation.max_tokens = max_tokens;
+  r.on_event = [&turn](const TokenEvent& e) {
+    if (e.finished) {
+      turn.cached = e.cached_tokens;
+    } else {
+      turn.ids.push_back(e.token);
+    }
+    return true;
+  };
+  EXPECT_TRUE(scheduler.Submit(std::move(r)).ok());
+  while (scheduler.Step()) {
+  }
+  return turn;
+}
+
+// The history of a conversation whose first turn generated `answer` (its
+// last token sampled, never fed) and whose next turn adds `question`.
+std::vector<int32_t> NextPrompt(const std::vector<int32_t>& history,
+                                const std::vector<int32_t>& answer,
+                                const std::vector<int32_t>& question) {
+  std::vector<int32_t> next = history;
+  next.insert(next.end(), answer.begin(), answer.end());
+  next.insert(next.end(), question.begin(), question.end());
+  return next;
+}
+
+// What one session gives fed `prompt` as a scheduler feeds a conversation
+// of `turns` (each: where its prompt ended, how many of its generated
+// tokens were fed): each turn's new prompt in chunks, each generated token
+// alone; then n greedy tokens.
+std::vector<int32_t> ContinuousGreedy(const SequenceOptions& o, const std::vector<int32_t>& prompt,
+                                      const std::vector<std::pair<size_t, size_t>>& turns, int n) {
+  SessionOptions so;
+  static_cast<SequenceOptions&>(so) = o;
+  auto session = Session::Create(Q8Model(), so);
+  EXPECT_TRUE(session.ok());
+  if (!session.ok()) return {};
+  size_t at = 0;
+  for (const auto& [prompt_end, generated_fed] : turns) {
+    EXPECT_TRUE(
+        (*session)->Eval(std::span<const int32_t>(prompt).subspan(at, prompt_end - at)).ok());
+    for (size_t i = 0; i < generated_fed; ++i) {
+      EXPECT_TRUE((*session)->Eval({&prompt[prompt_end + i], 1}).ok());
+    }
+    at = prompt_end + generated_fed;
+  }
+  EXPECT_TRUE((*session)->Eval(std::span<const int32_t>(prompt).subspan(at)).ok());
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(ArgMax((*session)->last_logits()));
+    if (i + 1 < n) {
+      EXPECT_TRUE((*session)->Eval({&ids.back(), 1}).ok());
+    }
+  }
+  return ids;
+}
+
+// A conversation's second turn resumes from where the first stopped and
+// gives what one session fed the same tokens in the same pieces gives
+// (the prompt in chunks, each generated token alone, then the new turn
+// in chunks): for every policy, scores and policy state carried along. A
+// regenerate of the first prompt starts at once and repeats its tokens.
+TEST(SchedulerPromptCache, ASecondTurnGivesWhatOneContinuousSessionGives) {
+  auto engine = NewEngine();
+  for (const char* kv : {"full", "h2o:heavy=8,recent=8", "tova:k=12", "sink:sinks=4,recent=8",
+                         "snapkv:budget=14,window=4", "random:k=12,seed=3", "local:recent=10"}) {
+    SCOPED_TRACE(kv);
+    const SequenceOptions o = Options(kv);
+    Scheduler scheduler(*engine, {.prompt_cache_bytes = size_t{1} << 30});
+    const std::vector<int32_t> first = Prompt(7, 21);
+    const Turn one = RunTurn(scheduler, first, o, 6);
+    ASSERT_EQ(one.ids.size(), 6u);
+    EXPECT_EQ(one.cached, 0);
+    // The next prompt: the whole history (the sixth token was sampled,
+    // never fed) and a new turn.
+    const std::vector<int32_t> second = NextPrompt(first, one.ids, Prompt(8, 19));
+    const Turn two = RunTurn(scheduler, second, o, 6);
+    EXPECT_EQ(two.cached, static_cast<int32_t>(first.size() + 5));
+    EXPECT_EQ(two.ids, ContinuousGreedy(o, second, {{first.size(), 5}}, 6));
+
+    const Turn again = RunTurn(scheduler, first, o, 6);
+    EXPECT_EQ(again.cached, static_cast<int32_t>(first.size()));
+    EXPECT_EQ(again.ids, one.ids);
+    EXPECT_GE(scheduler.Stats().prompt_cache_hits, 2);
+  }
+}
+
+// A server resolves a budget against its context, and a request's cache
+// holds at most its prompt + max_tokens: a short first turn evicts
+// nothing under a smaller cap, and the next, longer turn resumes from it
+// with the whole budget, as one session with that budget would have gone.
+// Once a turn has evicted, only the same plan resumes it: another split of
+// the same budget, or another budget, feeds the whole prompt.
+TEST(SchedulerPromptCache, ATurnThatEvictedNothingResumesUnderTheWholeBudget) {
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {.prompt_cache_bytes = size_t{1} << 30});
+  const std::vector<int32_t> first = Prompt(5, 6);
+  const Turn one = RunTurn(scheduler, first, Options("h2o:heavy=8,recent=8", 12), 6);
+  ASSERT_EQ(one.ids.size(), 6u);
+  const SequenceOptions o = Options("h2o:heavy=8,recent=8");
+  const std::vector<int32_t> second = NextPrompt(first, one.ids, Prompt(9, 23));
+  const Turn two = RunTurn(scheduler, second, o, 6);
+  EXPECT_EQ(two.cached, static_cast<int32_t>(first.size() + 5));
+  EXPECT_EQ(two.ids, ContinuousGreedy(o, second, {{first.size(), 5}}, 6));
+
+  // The second turn held 34 tokens in a budget of 16: it evicted.
+  const std::vector<int32_t> third = NextPrompt(second, two.ids, Prompt(10, 4));
+  EXPECT_EQ(RunTurn(scheduler, third, Options("h2o:heavy=4,recent=12"), 3).cached, 0);
+  EXPECT_EQ(RunTurn(scheduler, third, Options("h2o:heavy=10,recent=10"), 3).cached, 0);
+  const Turn three = RunTurn(scheduler, third, o, 6);
+  EXPECT_EQ(three.cached, static_cast<int32_t>(second.size() + 5));
+  EXPECT_EQ(three.ids, ContinuousGreedy(o, third, {{first.size(), 5}, {second.size(), 5}}, 6));
+}
+
+// Kept states live in KV memory nobody reserved: a request that needs it
+// drops them (oldest first) and runs; a request that opts out neither
+// resumes nor leaves a state.
+TEST(SchedulerPromptCache, KeptStatesGiveWayToRequests) {
+  auto engine = NewEngine();
+  const SequenceOptions o = Options("full");
+  const size_t full = engine->SequenceKvBytes(o).value();
+  Scheduler scheduler(*engine,
+                      {.kv_memory_bytes = 2 * full, .prompt_cache_bytes = size_t{1} << 30});
+  const std::vector<int32_t> prompt = Prompt(3, 60);
+  ASSERT_EQ(RunTurn(scheduler, prompt, o, 20).ids.size(), 20u);
+  SchedulerStats stats = scheduler.Stats();
+  EXPECT_EQ(stats.prompt_cache_entries, 2);  // after the prompt, and where it stopped
+  EXPECT_GT(stats.prompt_cache_bytes, 0u);
+  EXPECT_LE(stats.prompt_cache_bytes, 2 * full);
+  // The next full reservation leaves one cache's worth for kept states:
+  // the two (60 and 79 of its 128 tokens) no longer fit.
+  const Turn other = RunTurn(scheduler, Prompt(4, 60), o, 20);
+  EXPECT_EQ(other.cached, 0);
+  stats = scheduler.Stats();
+  EXPECT_GT(stats.prompt_cache_evictions, 0);
+  EXPECT_LE(stats.prompt_cache_bytes, 2 * full);
+
+  Scheduler off(*engine, {.prompt_cache_bytes = size_t{1} << 30});
+  Request r;
+  r.prompt = prompt;
+  r.sequence = o;
+  r.generation.max_tokens = 3;
+  r.cache_prompt = false;
+  ASSERT_TRUE(off.Submit(std::move(r)).ok());
+  while (off.Step()) {
+  }
+  EXPECT_EQ(off.Stats().prompt_cache_entries, 0);
+}
+
+}  // namespace
+}  // namespace h2o

@@ -1,0 +1,54 @@
+#include "runtime/prompt_cache.h"
+
+#include <algorithm>
+
+namespace h2o {
+
+bool PromptCache::Insert(std::vector<int32_t> tokens, SequenceState state, size_t limit,
+                         const std::function<bool(const SequenceState&)>& same_kind) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->tokens == tokens && same_kind(it->state)) {
+      bytes_ -= it->bytes;
+      entries_.erase(it);
+      break;
+    }
+  }
+  const size_t bytes = state.Bytes() + tokens.size() * sizeof(int32_t);
+  if (bytes > limit) return false;
+  ShrinkTo(limit - bytes);
+  entries_.push_front({std::move(tokens), std::move(state), bytes});
+  bytes_ += bytes;
+  return true;
+}
+
+std::optional<PromptCache::Hit> PromptCache::Find(
+    std::span<const int32_t> tokens, const std::function<bool(const SequenceState&)>& can_load) {
+  auto best = entries_.end();
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    const size_t n = it->tokens.size();
+    if (n == 0 || n > tokens.size() || (best != entries_.end() && n <= best->tokens.size())) {
+      continue;
+    }
+    if (n == tokens.size() && it->state.last_logits.empty()) continue;
+    if (!std::equal(it->tokens.begin(), it->tokens.end(), tokens.begin())) continue;
+    if (can_load(it->state)) best = it;
+  }
+  if (best == entries_.end()) return std::nullopt;
+  entries_.splice(entries_.begin(), entries_, best);
+  return Hit{&best->state, best->tokens.size()};
+}
+
+bool PromptCache::EvictOne() {
+  if (entries_.empty()) return false;
+  bytes_ -= entries_.back().bytes;
+  entries_.pop_back();
+  evictions_ += 1;
+  return true;
+}
+
+void PromptCache::ShrinkTo(size_t limit) {
+  while (bytes_ > limit && EvictOne()) {
+  }
+}
+
+}  // namespace h2o

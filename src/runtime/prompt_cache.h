@@ -1,0 +1,65 @@
+// The prompt cache: states of finished requests (at the end of each prompt
+// and where each request stopped), kept for later requests whose tokens
+// begin with a kept state's tokens, a conversation's next turn or a
+// regenerate, which then resume from it and feed only the rest. Least
+// recently used first out, under a byte limit the caller gives each time
+// (the scheduler's KV memory left over). A state is kept compact
+// (SequenceState), so an evicting policy's state costs what it kept.
+//
+// Exactness: a request resumed from a state gives what one sequence fed
+// the same tokens in the same pieces gives; a state is only ever used
+// whole (its tokens a prefix of the request's), never cut.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "runtime/sequence.h"
+
+namespace h2o {
+
+class PromptCache {
+ public:
+  // Keeps `state` as the state after `tokens`, replacing an entry of the
+  // same tokens that `same_kind` accepts, and drops the least recently used
+  // entries until everything fits in `limit` bytes; a state larger than
+  // `limit` is not kept. Returns whether it was kept.
+  bool Insert(std::vector<int32_t> tokens, SequenceState state, size_t limit,
+              const std::function<bool(const SequenceState&)>& same_kind);
+
+  struct Hit {
+    const SequenceState* state;
+    size_t n_tokens;  // the prompt tokens it covers
+  };
+  // The entry with the most tokens that begin `tokens` and that `can_load`
+  // accepts: fewer than all of them, or all when it kept the logits after
+  // them (then nothing needs feeding). Marks it most recently used.
+  std::optional<Hit> Find(std::span<const int32_t> tokens,
+                          const std::function<bool(const SequenceState&)>& can_load);
+
+  // Drops the least recently used entry; false when there is none.
+  bool EvictOne();
+  // Drops entries, oldest first, until at most `limit` bytes are kept.
+  void ShrinkTo(size_t limit);
+
+  size_t bytes() const { return bytes_; }
+  size_t size() const { return entries_.size(); }
+  int64_t evictions() const { return evictions_; }
+
+ private:
+  struct Entry {
+    std::vector<int32_t> tokens;
+    SequenceState state;
+    size_t bytes;
+  };
+  std::list<Entry> entries_;  // most recently used first
+  size_t bytes_ = 0;
+  int64_t evictions_ = 0;
+};
+
+}  // namespace h2o

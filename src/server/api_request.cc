@@ -197,6 +197,7 @@ std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
     if (auto e = ReadBool(j, "echo", out.echo)) return e;
   }
   if (auto e = ReadBool(j, "ignore_eos", out.ignore_eos)) return e;
+  if (auto e = ReadBool(j, "cache_prompt", out.cache_prompt)) return e;
   if (auto e = ReadBool(j, "kv_endpoint", out.kv_endpoint)) return e;
   if (j.contains("kv") && !j["kv"].is_null()) {
     if (!j["kv"].is_string())

@@ -51,6 +51,9 @@ struct CompletionParams {
   int32_t top_logprobs = 0;
   bool echo = false;        // completions only: the prompt text before the generated
   bool ignore_eos = false;  // llama.cpp's extension: generate through end-of-generation tokens
+  // llama-server's: resume from the prompt cache and leave this request's
+  // states in it (when the server keeps one).
+  bool cache_prompt = true;
   std::string kv;           // a KV policy for this request ("" = the server's)
   // Keep this request's cache readable at GET /v1/kv/{id} (the playground
   // asks; the server's --kv-endpoint turns it on for every request).

@@ -31,6 +31,7 @@ struct Usage {
   int32_t completion_tokens = 0;
   size_t kv_bytes = 0;
   int64_t evictions = 0;
+  int32_t cached_tokens = 0;  // prompt tokens resumed from the prompt cache
   std::string kv;  // the policy, resolved
 };
 

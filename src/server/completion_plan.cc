@@ -24,7 +24,7 @@ std::optional<ApiError> PlanCompletion(const CompletionParams& params, int64_t n
     if (!parsed.ok()) return ApiError{400, parsed.status().message(), "invalid_request_error", "kv", ""};
     spec = *parsed;
   }
-  auto plan = ResolveKvSpec(spec, n_prompt + out.max_tokens);
+  auto plan = ResolveKvSpec(spec, n_ctx);
   if (!plan.ok()) return ApiError{400, plan.status().message(), "invalid_request_error", "kv", ""};
   out.kv = *plan;
   return std::nullopt;

@@ -21,7 +21,10 @@ struct CompletionPlan {
 // without max_tokens gets the rest of the context, at most
 // default_max_tokens, so a full-cache request on a long-context model does
 // not reserve (and wait for) the KV memory of its whole context. Its "kv"
-// (or else default_kv) is resolved against prompt + max_tokens.
+// (or else default_kv) is resolved against the server's context, as `h2o
+// chat` resolves it: every turn of a conversation then has one budget, so
+// the prompt cache can resume a turn from the one before (a budget of 20%
+// is 20% of the context; a request shorter than that evicts nothing).
 std::optional<ApiError> PlanCompletion(const CompletionParams& params, int64_t n_prompt,
                                        int32_t n_ctx, const KvSpec& default_kv,
                                        int64_t default_max_tokens, CompletionPlan& out);

@@ -61,6 +61,18 @@ std::string Metrics::Render(const SchedulerStats& stats, const HttpStats& http) 
       static_cast<double>(stats.kv_limit_bytes));
   Add(out, "h2o_evictions_total", "counter", "Tokens evicted by finished sequences' KV policies.",
       static_cast<double>(stats.evictions));
+  Add(out, "h2o_prompt_cache_bytes", "gauge", "Bytes of finished requests' states kept.",
+      static_cast<double>(stats.prompt_cache_bytes));
+  Add(out, "h2o_prompt_cache_states", "gauge", "Finished requests' states kept.",
+      stats.prompt_cache_entries);
+  Add(out, "h2o_prompt_cache_hits_total", "counter", "Requests resumed from a kept state.",
+      static_cast<double>(stats.prompt_cache_hits));
+  Add(out, "h2o_prompt_cache_tokens_reused_total", "counter",
+      "Prompt tokens resumed from kept states instead of fed.",
+      static_cast<double>(stats.prompt_cache_tokens_reused));
+  Add(out, "h2o_prompt_cache_evictions_total", "counter",
+      "Kept states dropped to make room (for requests or newer states).",
+      static_cast<double>(stats.prompt_cache_evictions));
   Add(out, "h2o_http_connections_open", "gauge", "Open client connections.",
       static_cast<double>(http.connections_open));
   Add(out, "h2o_http_connections_total", "counter", "Client connections accepted.",

@@ -310,6 +310,7 @@ struct Server::Impl {
       c.usage.completion_tokens = e.n_generated;
       c.usage.kv_bytes = e.kv_bytes;
       c.usage.evictions = e.evictions;
+      c.usage.cached_tokens = e.cached_tokens;
       std::string delta(e.text);
       if (c.params->stream) {
         StreamEvent(c, e, std::move(delta), {});
@@ -394,6 +395,7 @@ struct Server::Impl {
     generation.max_tokens = max_tokens;
     generation.stop = params->stop;
     generation.stop_at_end = !params->ignore_eos;
+    request.cache_prompt = params->cache_prompt;
     if (options.kv_endpoint || params->kv_endpoint) {
       c->kv_state = kv_states.Track(c->header.id, prompt, *ApiKeyIndex(req));
       request.on_cache = [kv_state = c->kv_state](const Sequence& sequence, bool final) {
@@ -508,7 +510,8 @@ Result<std::unique_ptr<Server>> Server::Create(const Model& model, const Tokeniz
       *impl->engine, SchedulerOptions{.kv_memory_bytes = o.kv_memory_bytes,
                                       .max_queue = o.max_queue,
                                       .max_running = o.parallel,
-                                      .step_tokens = batch});
+                                      .step_tokens = batch,
+                                      .prompt_cache_bytes = o.prompt_cache_bytes});
   impl->Routes();
   Impl* s = impl.get();
   HttpServerOptions http;

@@ -36,6 +36,9 @@ struct ServerOptions {
   SequenceOptions sequence;
   KvSpec default_kv;
   size_t kv_memory_bytes = size_t{1} << 30;
+  // The prompt cache's most bytes, inside kv_memory_bytes (what requests
+  // leave free); 0: no prompt cache.
+  size_t prompt_cache_bytes = 0;
   int32_t parallel = 0;    // sequences at once (0: as many as the KV memory holds)
   int32_t max_queue = 64;  // waiting requests beyond this get 503
   int32_t n_threads = 1;

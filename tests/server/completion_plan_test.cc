@@ -34,14 +34,18 @@ TEST(PlanCompletion, AContextOverflowNamesTheFieldThatCausedIt) {
   EXPECT_FALSE(PlanCompletion(params, 50, 100, Full(), 2048, run));
 }
 
-// Percentages resolve against prompt + max_tokens: 10% of 40 + 60 tokens.
-TEST(PlanCompletion, TheRequestsKvResolvesAgainstItsOwnLength) {
+// Percentages resolve against the server's context (10% of 1000 tokens),
+// whatever the request's length, so a conversation's turns share a budget.
+TEST(PlanCompletion, TheRequestsKvResolvesAgainstTheContext) {
   CompletionParams params;
   params.kv = "h2o:heavy=10%,recent=10%";
   params.max_tokens = 60;
   CompletionPlan run;
   ASSERT_FALSE(PlanCompletion(params, 40, 1000, Full(), 2048, run));
-  EXPECT_EQ(run.kv.Describe(), "h2o:heavy=10,recent=10");
+  EXPECT_EQ(run.kv.Describe(), "h2o:heavy=100,recent=100");
+  params.max_tokens = 500;
+  ASSERT_FALSE(PlanCompletion(params, 400, 1000, Full(), 2048, run));
+  EXPECT_EQ(run.kv.Describe(), "h2o:heavy=100,recent=100");
   params.kv = "bogus:k=1";
   auto e = PlanCompletion(params, 40, 1000, Full(), 2048, run);
   ASSERT_TRUE(e);

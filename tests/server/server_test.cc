@@ -327,3 +327,79 @@ TEST(Serve, ShutdownDrainsRunningRequests) {
 
 }  // namespace
 }  // namespace h2o::server
+
+namespace h2o::server {
+namespace {
+
+// With a prompt cache, a request that repeats a prompt resumes from its
+// end (and, greedy, says the same), and one that extends it resumes from
+// it; usage and /metrics say how many tokens were not fed again; a
+// request with cache_prompt false feeds everything.
+TEST(Serve, PromptCacheResumesRepeatedAndExtendedPrompts) {
+  ServerOptions o = Running::Defaults();
+  o.prompt_cache_bytes = size_t{64} << 20;
+  Running s(o);
+  const std::vector<int32_t> ids = StoriesTokenizer().Encode("Once upon a time", true);
+  const json first =
+      s.Post("/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}});
+  EXPECT_EQ(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  const json again =
+      s.Post("/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}});
+  EXPECT_EQ(again["usage"]["prompt_tokens_details"]["cached_tokens"], ids.size());
+  EXPECT_EQ(again["choices"][0]["text"], first["choices"][0]["text"]);
+  std::vector<int32_t> longer = ids;
+  for (const int32_t id : StoriesTokenizer().Encode(" there was a cat", false))
+    longer.push_back(id);
+  const json extended =
+      s.Post("/v1/completions", {{"prompt", longer}, {"max_tokens", 12}, {"temperature", 0}});
+  EXPECT_EQ(extended["usage"]["prompt_tokens_details"]["cached_tokens"], ids.size());
+  const json uncached =
+      s.Post("/v1/completions",
+             {{"prompt", longer}, {"max_tokens", 12}, {"temperature", 0}, {"cache_prompt", false}});
+  EXPECT_EQ(uncached["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  const std::string metrics = s.Client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find("h2o_prompt_cache_hits_total 2\n"), std::string::npos) << metrics;
+  EXPECT_NE(
+      metrics.find("h2o_prompt_cache_tokens_reused_total " + std::to_string(2 * ids.size()) + "\n"),
+      std::string::npos);
+}
+
+// A chat resent whole each turn, under a percentage budget: the budget is
+// the context's share on every turn, so each turn resumes from where the
+// one before stopped (its prompt and the answer's tokens): the first,
+// under the budget, evicted nothing; the later ones resume evicted caches.
+TEST(Serve, AChatConversationUnderH2oResumesEveryTurn) {
+  ServerOptions o = Running::Defaults();
+  o.prompt_cache_bytes = size_t{64} << 20;
+  Running s(o);
+  json messages = {{{"role", "system"}, {"content", "Tell a story."}}};
+  int32_t previous_prompt = 0;
+  for (int turn = 0; turn < 4; ++turn) {
+    SCOPED_TRACE(turn);
+    messages.push_back({{"role", "user"}, {"content", turn % 2 ? "And then?" : "A cat and a dog"}});
+    const json r = s.Post("/v1/chat/completions", {{"messages", messages},
+                                                   {"max_tokens", 24},
+                                                   {"temperature", 0},
+                                                   {"kv", "h2o:heavy=10%,recent=10%"}});
+    const int32_t cached = r["usage"]["prompt_tokens_details"]["cached_tokens"];
+    const int32_t prompt = r["usage"]["prompt_tokens"];
+    if (turn == 0) {
+      EXPECT_EQ(cached, 0);
+    } else {
+      // At least the last turn's prompt; at most what it fed (prompt +
+      // answer), and never the whole of this prompt.
+      EXPECT_GE(cached, previous_prompt);
+      EXPECT_LT(cached, prompt);
+    }
+    previous_prompt = prompt;
+    // 10% of the context of 512, whatever this turn's length.
+    EXPECT_EQ(r["usage"]["kv_policy"], "h2o:heavy=51,recent=51");
+    if (turn >= 2) {
+      EXPECT_GT(r["usage"]["evictions"].get<int64_t>(), 0);
+    }
+    messages.push_back(r["choices"][0]["message"]);
+  }
+}
+
+}  // namespace
+}  // namespace h2o::server

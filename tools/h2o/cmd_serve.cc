@@ -28,6 +28,8 @@ struct ServeFlags {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string kv_mem = "1GiB";
+  std::string cache_ram;  // empty: as much of --kv-mem as requests leave free
+  bool no_prompt_cache = false;
   int32_t parallel = 0;
   int32_t max_queue = 64;
   int32_t batch_tokens = 512;
@@ -79,6 +81,12 @@ int RunServe(const ServeFlags& f) {
   if (!f.model.kv_dump_path.empty()) return Fail("--kv-dump is for one sequence, not for serve");
   auto kv_mem = ParseByteSize(f.kv_mem);
   if (!kv_mem.ok()) return Fail(kv_mem.status().WithContext("--kv-mem"));
+  size_t cache_ram = *kv_mem;
+  if (!f.cache_ram.empty()) {
+    auto parsed = ParseByteSize(f.cache_ram);
+    if (!parsed.ok()) return Fail(parsed.status().WithContext("--cache-ram"));
+    cache_ram = *parsed;
+  }
   auto max_body = ParseByteSize(f.max_body);
   if (!max_body.ok()) return Fail(max_body.status().WithContext("--max-body"));
   auto max_header = ParseByteSize(f.max_header_size);
@@ -90,8 +98,8 @@ int RunServe(const ServeFlags& f) {
   if (!api_keys.ok()) return Fail(api_keys.status());
   auto spec = ParseKvSpec(f.model.kv_spec);
   if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
-  // Percentages resolve per request (against its prompt + max_tokens);
-  // here the options are only checked.
+  // Percentages resolve per request (against the server's context, which
+  // the model gives); here the options are only checked.
   auto session = MakeSessionOptions(f.model, int64_t{1000});
   if (!session.ok()) return Fail(session.status());
   if (f.parallel < 0) return Fail(fmt::format("--parallel must be 0 or more, not {}", f.parallel));
@@ -113,6 +121,7 @@ int RunServe(const ServeFlags& f) {
   o.sequence.n_ctx = session->n_ctx > 0 ? session->n_ctx : model.hparams().n_ctx_train;
   o.default_kv = *spec;
   o.kv_memory_bytes = *kv_mem;
+  o.prompt_cache_bytes = f.no_prompt_cache ? 0 : std::min(cache_ram, *kv_mem);
   o.parallel = f.parallel;
   o.max_queue = f.max_queue;
   o.n_threads = ThreadCount(f.model);
@@ -182,6 +191,12 @@ Command RegisterServe(CLI::App& app) {
   cmd->add_option("--kv-mem", f->kv_mem,
                   "KV memory all running sequences share; requests wait until theirs fits")
       ->capture_default_str();
+  cmd->add_option("--cache-ram", f->cache_ram,
+                  "most memory for the prompt cache: finished requests' KV states, which a "
+                  "request starting with the same tokens resumes (default: what --kv-mem has "
+                  "free; it always gives way to requests)");
+  cmd->add_flag("--no-prompt-cache", f->no_prompt_cache,
+                "keep no finished request's state: every request feeds its whole prompt");
   cmd->add_option("--parallel", f->parallel,
                   "most sequences at once (0: as many as --kv-mem holds)")
       ->capture_default_str();

@@ -13,7 +13,7 @@ bool PromptCache::Insert(std::vector<int32_t> tokens, SequenceState state, size_
       break;
     }
   }
-  const size_t bytes = state.Bytes() + tokens.size() * sizeof(int32_t);
+  const size_t bytes = EntryBytes(tokens, state);
   if (bytes > limit) return false;
   ShrinkTo(limit - bytes);
   entries_.push_front({std::move(tokens), std::move(state), bytes});
@@ -36,6 +36,17 @@ std::optional<PromptCache::Hit> PromptCache::Find(
   if (best == entries_.end()) return std::nullopt;
   entries_.splice(entries_.begin(), entries_, best);
   return Hit{&best->state, best->tokens.size()};
+}
+
+size_t PromptCache::DropPrefixesOf(std::span<const int32_t> tokens,
+                                   const std::function<bool(const SequenceState&)>& same_kind) {
+  return std::erase_if(entries_, [&](const Entry& e) {
+    const bool drop = e.tokens.size() < tokens.size() &&
+                      std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin()) &&
+                      same_kind(e.state);
+    if (drop) bytes_ -= e.bytes;
+    return drop;
+  });
 }
 
 bool PromptCache::EvictOne() {

@@ -32,6 +32,11 @@ class PromptCache {
   bool Insert(std::vector<int32_t> tokens, SequenceState state, size_t limit,
               const std::function<bool(const SequenceState&)>& same_kind);
 
+  // What an entry of `tokens` and `state` costs against the limit.
+  static size_t EntryBytes(std::span<const int32_t> tokens, const SequenceState& state) {
+    return state.Bytes() + tokens.size() * sizeof(int32_t);
+  }
+
   struct Hit {
     const SequenceState* state;
     size_t n_tokens;  // the prompt tokens it covers
@@ -41,6 +46,13 @@ class PromptCache {
   // them (then nothing needs feeding). Marks it most recently used.
   std::optional<Hit> Find(std::span<const int32_t> tokens,
                           const std::function<bool(const SequenceState&)>& can_load);
+
+  // Drops the entries of fewer tokens than `tokens` that begin it and that
+  // `same_kind` accepts: a conversation's earlier turns, which its newer
+  // state supersedes (so a conversation costs one turn's states, not all
+  // of them). Returns how many were dropped.
+  size_t DropPrefixesOf(std::span<const int32_t> tokens,
+                        const std::function<bool(const SequenceState&)>& same_kind);
 
   // Drops the least recently used entry; false when there is none.
   bool EvictOne();

@@ -34,6 +34,7 @@ struct Scheduler::Running {
   size_t text_sent = 0;               // bytes of state's text already in events
   int32_t fed_generated = 0;          // generated tokens fed back (in the cache)
   int32_t cached_tokens = 0;          // prompt tokens resumed from the prompt cache
+  size_t kept_bytes = 0;              // of its states the prompt cache took
   int32_t next_token = -1;            // sampled, to be fed next step
   bool decode_waited = false;         // its token did not fit the last step
   bool decode_waited_before = false;  // decode_waited as the step began
@@ -149,6 +150,7 @@ void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error
   if (reason != FinishReason::kError && reason != FinishReason::kCancelled) {
     KeepState(r, static_cast<size_t>(r.fed_generated));
   }
+  event.kept_bytes = r.kept_bytes;
   // The cache is freed and the stats say so before the request hears it
   // ended: whoever it tells (a server's client) then sees the memory free.
   r.sequence.reset();
@@ -358,17 +360,23 @@ size_t Scheduler::PromptCacheLimit() const {
   return std::min(options_.prompt_cache_bytes, free);
 }
 
-void Scheduler::KeepState(const Running& r, size_t n_generated_fed) {
+void Scheduler::KeepState(Running& r, size_t n_generated_fed) {
   if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt || r.sequence == nullptr) return;
   std::vector<int32_t> tokens = r.request.prompt;
   const std::vector<int32_t>& ids = r.state.generation().ids;
   tokens.insert(tokens.end(), ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n_generated_fed));
   SequenceState state;
   r.sequence->SaveState(state);
+  const size_t bytes = PromptCache::EntryBytes(tokens, state);
   const Sequence& saver = *r.sequence;
+  const auto same_kind = [&saver](const SequenceState& kept) { return saver.CanLoadState(kept); };
   std::lock_guard<std::mutex> lock(mu_);
-  prompt_cache_.Insert(std::move(tokens), std::move(state), PromptCacheLimit(),
-                       [&saver](const SequenceState& kept) { return saver.CanLoadState(kept); });
+  // At a prompt's end its conversation's earlier turns are superseded (a
+  // regenerate or an edit of the last message still finds this state).
+  if (n_generated_fed == 0) prompt_cache_.DropPrefixesOf(r.request.prompt, same_kind);
+  if (prompt_cache_.Insert(std::move(tokens), std::move(state), PromptCacheLimit(), same_kind)) {
+    r.kept_bytes += bytes;
+  }
   UpdateCacheStats();
 }
 

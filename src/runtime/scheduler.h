@@ -77,6 +77,7 @@ struct TokenEvent {
   size_t kv_bytes = 0;
   int64_t evictions = 0;
   int32_t cached_tokens = 0;  // final event: prompt tokens resumed from the prompt cache
+  size_t kept_bytes = 0;      // final event: bytes of its states the prompt cache kept
 };
 
 struct Request {
@@ -187,7 +188,7 @@ class Scheduler {
   // The prompt cache: keeps r's state after its prompt and its first
   // n_generated_fed tokens; resumes a just admitted r from the longest
   // kept prefix of its prompt.
-  void KeepState(const Running& r, size_t n_generated_fed);
+  void KeepState(Running& r, size_t n_generated_fed);
   void Resume(Running& r);
   size_t PromptCacheLimit() const;
   void UpdateCacheStats();  // under mu_

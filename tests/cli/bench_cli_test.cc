@@ -394,5 +394,45 @@ TEST(BenchThroughputCli, BadInputIsOneLine) {
                      "--concurrency runs from an empty cache");
 }
 
+// Conversation mode: the prompt cache off (first) and on per policy, a
+// record each with a row per turn; on, the later turns resume.
+TEST(BenchConversationCli, OffThenOnPerPolicy) {
+  const auto r = RunH2o(kBench +
+                        "--conversations 2 --turns 3 -p 8 -n 4 --chunk 8 -t 1 "
+                        "--kv full,h2o:heavy=10%,recent=10% --cache-ram 1MiB -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mode"], "conversations");
+  EXPECT_EQ(j["context"], 36);
+  ASSERT_EQ(j["records"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& rec = j["records"][i];
+    EXPECT_EQ(rec["prompt_cache"], i % 2 == 1);
+    ASSERT_EQ(rec["turns"].size(), 3u);
+    EXPECT_EQ(rec["turns"][2]["prompt_tokens"], 8 + 12 + 12);
+    EXPECT_EQ(rec["turns"][2]["resumed"], i % 2 == 1 ? 2 : 0);
+  }
+  EXPECT_EQ(j["records"][2]["kv_resolved"], "h2o:heavy=3,recent=3");
+  const auto md = RunH2o(kBench + "--conversations 1 --turns 2 -p 8 -n 4 -t 1 --prompt-cache on");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| full | on |"), std::string::npos) << md.out;
+  EXPECT_EQ(md.out.find("| off |"), std::string::npos) << md.out;
+}
+
+TEST(BenchConversationCli, BadInputIsOneLine) {
+  ExpectOneErrorLine(RunH2o(kBench + "--conversations 2 -p 8,16 -n 4"),
+                     "--conversations takes one -p and one -n");
+  ExpectOneErrorLine(RunH2o(kBench + "--conversations 2 -p 8 -n 4 --depth 8"),
+                     "--conversations runs from an empty cache");
+  ExpectOneErrorLine(RunH2o(kBench + "--conversations 2 --concurrency 2 -p 8 -n 4"),
+                     "--conversations and --concurrency are two modes");
+  ExpectOneErrorLine(RunH2o(kBench + "--conversations 2 -p 8 -n 4 --cache-ram lots"),
+                     "--cache-ram: 'lots'");
+  ExpectOneErrorLine(RunH2o(kBench + "--conversations -1 -p 8 -n 4"),
+                     "--conversations must be 1 or more");
+  ExpectUsageError(RunH2o(kBench + "--conversations 2 -p 8 -n 4 --prompt-cache maybe"),
+                   "--prompt-cache");
+}
+
 }  // namespace
 }  // namespace h2o

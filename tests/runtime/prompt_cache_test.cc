@@ -53,6 +53,27 @@ TEST(PromptCache, AWholePromptMatchNeedsTheLogitsAfterIt) {
   EXPECT_EQ(hit->n_tokens, 3u);
 }
 
+// A conversation's newer prompt supersedes its earlier states (strict
+// prefixes of it, of the same kind); itself, longer states and other
+// conversations stay.
+TEST(PromptCache, ANewerTurnDropsTheStatesItBeginsWith) {
+  PromptCache cache;
+  ASSERT_TRUE(cache.Insert({1, 2}, StateOf(1), 1 << 20, Any));
+  ASSERT_TRUE(cache.Insert({1, 2, 3}, StateOf(2), 1 << 20, Any));
+  ASSERT_TRUE(cache.Insert({1, 2, 3, 4, 5}, StateOf(1), 1 << 20, Any));
+  ASSERT_TRUE(cache.Insert({1, 7}, StateOf(1), 1 << 20, Any));
+  const std::vector<int32_t> turn = {1, 2, 3, 4};
+  EXPECT_EQ(
+      cache.DropPrefixesOf(turn, [](const SequenceState& s) { return s.last_logits.size() == 1; }),
+      1u);
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache.bytes(), Cost(3, 2) + Cost(5, 1) + Cost(2, 1));
+  EXPECT_EQ(cache.DropPrefixesOf(turn, Any), 1u);
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.bytes(), Cost(5, 1) + Cost(2, 1));
+  EXPECT_EQ(cache.evictions(), 0);
+}
+
 TEST(PromptCache, LeastRecentlyUsedGoFirstUnderTheLimit) {
   PromptCache cache;
   const size_t each = Cost(2, 10);

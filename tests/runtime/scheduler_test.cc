@@ -528,7 +528,7 @@ std::vector<int32_t> ContinuousGreedy(const SequenceOptions& o, const std::vecto
 // gives what one session fed the same tokens in the same pieces gives
 // (the prompt in chunks, each generated token alone, then the new turn
 // in chunks): for every policy, scores and policy state carried along. A
-// regenerate of the first prompt starts at once and repeats its tokens.
+// regenerate of a prompt starts at once and repeats its tokens.
 TEST(SchedulerPromptCache, ASecondTurnGivesWhatOneContinuousSessionGives) {
   auto engine = NewEngine();
   for (const char* kv : {"full", "h2o:heavy=8,recent=8", "tova:k=12", "sink:sinks=4,recent=8",
@@ -542,15 +542,18 @@ TEST(SchedulerPromptCache, ASecondTurnGivesWhatOneContinuousSessionGives) {
     EXPECT_EQ(one.cached, 0);
     // The next prompt: the whole history (the sixth token was sampled,
     // never fed) and a new turn.
+    const Turn again = RunTurn(scheduler, first, o, 6);
+    EXPECT_EQ(again.cached, static_cast<int32_t>(first.size()));
+    EXPECT_EQ(again.ids, one.ids);
+
     const std::vector<int32_t> second = NextPrompt(first, one.ids, Prompt(8, 19));
     const Turn two = RunTurn(scheduler, second, o, 6);
     EXPECT_EQ(two.cached, static_cast<int32_t>(first.size() + 5));
     EXPECT_EQ(two.ids, ContinuousGreedy(o, second, {{first.size(), 5}}, 6));
-
-    const Turn again = RunTurn(scheduler, first, o, 6);
-    EXPECT_EQ(again.cached, static_cast<int32_t>(first.size()));
-    EXPECT_EQ(again.ids, one.ids);
-    EXPECT_GE(scheduler.Stats().prompt_cache_hits, 2);
+    EXPECT_EQ(scheduler.Stats().prompt_cache_hits, 2);
+    // The second turn superseded the first's states: the conversation
+    // keeps its prompt's end and where it stopped.
+    EXPECT_EQ(scheduler.Stats().prompt_cache_entries, 2);
   }
 }
 

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_conversation.h"
+#include "bench_output.h"
 #include "cli_common.h"
 #include "cli_log.h"
 #include "commands.h"
@@ -49,6 +51,10 @@ struct BenchFlags {
   std::string kv_mem = "1GiB";
   int32_t batch_tokens = 512;
   bool no_repack = false;
+  int32_t conversations = 0;  // > 0: the conversation mode
+  int32_t turns = 10;
+  std::string cache_ram = "1GiB";
+  std::string prompt_cache = "both";
 };
 
 // Each occurrence of a list flag is itself a comma-separated list.
@@ -62,45 +68,10 @@ Result<std::vector<int32_t>> ParseCounts(const std::vector<std::string>& texts,
   return all;
 }
 
-enum class Output { kMarkdown, kJson, kJsonl };
-
 Output OutputOf(const BenchFlags& f) {
   if (f.json || f.output == "json") return Output::kJson;
   return f.output == "jsonl" ? Output::kJsonl : Output::kMarkdown;
 }
-
-// The records of a run as -o asks. json: one object, the run's
-// configuration with the records under "records", printed at the end.
-// jsonl: a line per record as soon as it comes, the configuration merged
-// in, as llama-bench's jsonl (a long run can be followed, and a killed one
-// keeps its finished lines).
-class RecordPrinter {
- public:
-  RecordPrinter(Output output, nlohmann::json config)
-      : output_(output), config_(std::move(config)) {}
-
-  void Add(nlohmann::json record) {
-    if (output_ == Output::kJsonl) {
-      nlohmann::json line = config_;
-      line.update(record);
-      std::printf("%s\n", line.dump().c_str());
-      std::fflush(stdout);
-      return;
-    }
-    records_.push_back(std::move(record));
-  }
-
-  void Finish() {
-    if (output_ != Output::kJson) return;
-    config_["records"] = std::move(records_);
-    std::printf("%s\n", config_.dump(2).c_str());
-  }
-
- private:
-  Output output_;
-  nlohmann::json config_;
-  nlohmann::json records_ = nlohmann::json::array();
-};
 
 // why_skipped: per cell, "" or why it cannot run. Each skipped cell gets a
 // note on stderr; when none can run the command fails instead (the error's
@@ -307,13 +278,19 @@ int RunBench(const BenchFlags& f) {
   if (f.concurrency < 0) {
     return Fail(fmt::format("--concurrency must be 1 or more, not {}", f.concurrency));
   }
-  const bool throughput = f.concurrency > 0 || f.fill;
-  if (throughput &&
-      (prompts->size() != 1 || gens->size() != 1 || prompts->front() < 1 || gens->front() < 1)) {
-    return Fail("--concurrency takes one -p and one -n, each at least 1");
+  if (f.conversations < 0) {
+    return Fail(fmt::format("--conversations must be 1 or more, not {}", f.conversations));
   }
-  if (throughput && (depths->size() != 1 || depths->front() != 0)) {
-    return Fail("--concurrency runs from an empty cache: no --depth");
+  const bool throughput = f.concurrency > 0 || f.fill;
+  const bool conversations = f.conversations > 0;
+  const char* mode = conversations ? "--conversations" : "--concurrency";
+  if (throughput && conversations) return Fail("--conversations and --concurrency are two modes");
+  if ((throughput || conversations) &&
+      (prompts->size() != 1 || gens->size() != 1 || prompts->front() < 1 || gens->front() < 1)) {
+    return Fail(fmt::format("{} takes one -p and one -n, each at least 1", mode));
+  }
+  if ((throughput || conversations) && (depths->size() != 1 || depths->front() != 0)) {
+    return Fail(fmt::format("{} runs from an empty cache: no --depth", mode));
   }
   if (tests.empty()) return Fail("nothing to run: every -p and -n is 0");
   WarnAboutThreads(f.n_threads);
@@ -333,6 +310,19 @@ int RunBench(const BenchFlags& f) {
   options.kv_types = KvElementTypes(f.kv_type, f.kv_type_k, f.kv_type_v).value();  // IsMember's
   if (throughput) {
     return RunThroughputMode(f, specs, prompts->front(), gens->front(), options);
+  }
+  if (conversations) {
+    return RunConversationMode({.model_path = f.model_path,
+                                .no_repack = f.no_repack,
+                                .specs = specs,
+                                .users = f.conversations,
+                                .turns = f.turns,
+                                .turn_tokens = prompts->front(),
+                                .generate = gens->front(),
+                                .cache_ram = f.cache_ram,
+                                .prompt_cache = f.prompt_cache,
+                                .bench = options,
+                                .output = OutputOf(f)});
   }
 
   auto model_result =
@@ -555,6 +545,21 @@ Command RegisterBench(CLI::App& app) {
                   "throughput mode: tokens per forward pass, all sequences together (decode "
                   "tokens first, then prompt chunks of --chunk each; raised to --chunk)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--conversations", f->conversations,
+                  "conversation mode: N users, each holding a --turns conversation that resends "
+                  "its whole history every turn (a -p token message, a -n token answer), served "
+                  "one request at a time with the prompt cache in --cache-ram, per --kv policy "
+                  "(time to first token per turn, conversations kept)");
+  cmd->add_option("--turns", f->turns, "conversation mode: turns per conversation")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--cache-ram", f->cache_ram,
+                  "conversation mode: the prompt cache's memory, e.g. 256MiB")
+      ->capture_default_str();
+  cmd->add_option("--prompt-cache", f->prompt_cache,
+                  "conversation mode: run with the prompt cache on, off, or both (off first)")
+      ->check(CLI::IsMember({"on", "off", "both"}))
       ->capture_default_str();
   return {cmd, [f] { return RunBench(*f); }};
 }

@@ -392,6 +392,14 @@ size_t KvCache::BytesFor(const KvCacheConfig& c, const LayerStart& totals,
          totals.scored * per_scored_slot;
 }
 
+size_t KvCache::HeldBytes() const {
+  size_t tokens = 0;
+  for (int32_t l = 0; l < config_.n_layer; ++l) {
+    for (int32_t g = 0; g < config_.n_head_kv; ++g) tokens += static_cast<size_t>(count(l, g));
+  }
+  return tokens * (k_row_bytes_ + v_row_bytes_);
+}
+
 size_t KvCache::AllocatedBytes() const { return BytesFor(config_, layout_.back(), *policy_); }
 
 size_t KvCache::AllocatedBytesFor(const KvCacheConfig& c, const EvictionPolicy& policy) {

@@ -198,6 +198,8 @@ class KvCache {
   // on as the saver would have. Requires CanLoadState (checked).
   void LoadState(const KvCacheState& state);
 
+  // Bytes of the K/V rows the cache holds now (count() tokens per head).
+  size_t HeldBytes() const;
   // Bytes allocated for K/V storage and per-slot metadata: a constant,
   // fixed at construction.
   size_t AllocatedBytes() const;

@@ -112,6 +112,33 @@ SchedulerStats Scheduler::Stats() const {
   return stats_;
 }
 
+std::vector<SlotInfo> Scheduler::Slots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slots_;
+}
+
+void Scheduler::UpdateSlots() {
+  std::vector<SlotInfo> slots;
+  slots.reserve(running_.size());
+  for (const std::unique_ptr<Running>& r : running_) {
+    if (r->done || !r->sequence) continue;
+    const Sequence& s = *r->sequence;
+    slots.push_back({.request_id = r->id,
+                     .n_ctx = s.n_ctx(),
+                     .n_prompt = static_cast<int32_t>(r->request.prompt.size()),
+                     .n_prompt_fed = static_cast<int32_t>(r->prompt_fed),
+                     .n_generated = r->generated(),
+                     .max_tokens = r->request.generation.max_tokens,
+                     .cached_tokens = r->cached_tokens,
+                     .n_past = s.n_past(),
+                     .kv_reserved_bytes = r->reservation,
+                     .kv_held_bytes = s.cache().HeldBytes(),
+                     .kv = s.kv_plan().Describe()});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_ = std::move(slots);
+}
+
 int64_t Scheduler::CacheEvictions(const Sequence& s) const {
   // Every token enters every (layer, KV head); what is no longer there was
   // evicted.
@@ -423,6 +450,7 @@ bool Scheduler::Step() {
   }
   if (running_.empty()) {
     last_step_ = {};
+    UpdateSlots();
     return false;
   }
 
@@ -446,6 +474,7 @@ bool Scheduler::Step() {
   for (Running* r : batch_owner_) {
     if (!r->done && r->request.on_cache) r->request.on_cache(*r->sequence, /*final=*/false);
   }
+  UpdateSlots();
   std::lock_guard<std::mutex> lock(mu_);
   stats_.tokens_generated += generated;
   return true;

@@ -133,6 +133,22 @@ struct SchedulerStats {
   int64_t prompt_cache_evictions = 0;      // states dropped for room
 };
 
+// One running request as Scheduler::Slots() reports it (the server's
+// /slots): where it is, not what it says.
+struct SlotInfo {
+  uint64_t request_id = 0;
+  int32_t n_ctx = 0;
+  int32_t n_prompt = 0;
+  int32_t n_prompt_fed = 0;  // resumed from the prompt cache included
+  int32_t n_generated = 0;
+  int32_t max_tokens = 0;
+  int32_t cached_tokens = 0;
+  int32_t n_past = 0;
+  size_t kv_reserved_bytes = 0;
+  size_t kv_held_bytes = 0;  // the K/V rows its cache holds now
+  std::string kv;            // its policy (KvPlan::Describe)
+};
+
 class Scheduler {
  public:
   // `engine` must outlive the scheduler and be driven only through it.
@@ -156,6 +172,8 @@ class Scheduler {
   bool Step();
 
   SchedulerStats Stats() const;
+  // The running requests as of the last step boundary, oldest first.
+  std::vector<SlotInfo> Slots() const;
 
   // What the last Step() fed (driver thread): decode tokens (one per
   // decoding sequence) and prompt tokens.
@@ -192,6 +210,7 @@ class Scheduler {
   void Resume(Running& r);
   size_t PromptCacheLimit() const;
   void UpdateCacheStats();  // under mu_
+  void UpdateSlots();       // driver thread; takes mu_
 
   Engine& engine_;
   SchedulerOptions options_;
@@ -207,6 +226,7 @@ class Scheduler {
   std::vector<uint64_t> cancelled_;
   uint64_t next_id_ = 1;
   SchedulerStats stats_;
+  std::vector<SlotInfo> slots_;
   PromptCache prompt_cache_;  // guarded by mu_ (Stats reads its sizes)
 
   // Driver thread only.

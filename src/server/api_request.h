@@ -60,17 +60,8 @@ struct CompletionParams {
   bool kv_endpoint = false;
 };
 
-// JSON bodies nesting arrays and objects deeper than this are refused
-// before they are parsed (no OpenAI request comes near it).
-inline constexpr size_t kMaxJsonDepth = 64;
-
-// How deep `text` nests arrays and objects, counted in one pass without
-// parsing (brackets inside strings do not count). Malformed JSON gives a
-// number too; the parser refuses it afterwards.
-size_t JsonDepth(std::string_view text);
-
 // Parses a /v1/completions (chat = false) or /v1/chat/completions body,
-// refusing one deeper than kMaxJsonDepth before parsing it.
+// refusing one deeper than kMaxJsonDepth (json_fields.h) before parsing it.
 // Fields OpenAI defines that change nothing here (user, frequency_penalty
 // 0, ...) are accepted; n other than 1, best_of, and wrong types are errors.
 std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,

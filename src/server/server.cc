@@ -18,6 +18,7 @@
 #include "server/api_response.h"
 #include "server/completion_plan.h"
 #include "server/http_server.h"
+#include "server/info_endpoints.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
 #include "server/log_limiter.h"
@@ -201,8 +202,45 @@ struct Server::Impl {
     routes.push_back({"POST", path, false, std::move(handle)});
   }
 
+  // Paths only an API key opens (when the server has keys): the API, and
+  // what tells about its model and requests; not /health, /metrics (its
+  // own key) or the playground's files.
+  static bool NeedsApiKey(std::string_view path) {
+    return path.starts_with("/v1/") || path == "/tokenize" || path == "/detokenize" ||
+           path == "/props" || path == "/slots";
+  }
+
+  ServerProps Props() const {
+    const HParams& hp = model.hparams();
+    return {.model_id = options.model_id,
+            .model_path = options.model_path,
+            .build_info = options.build_info,
+            .chat_template = options.chat_template ? ChatTemplateName(*options.chat_template) : "",
+            .default_kv = options.default_kv.text,
+            .n_ctx = ContextSize(),
+            .n_ctx_train = hp.n_ctx_train,
+            .total_slots = options.parallel,
+            .default_max_tokens = kDefaultMaxTokens,
+            .kv_memory_bytes = options.kv_memory_bytes,
+            .prompt_cache_bytes = options.prompt_cache_bytes,
+            .n_threads = options.n_threads,
+            .n_vocab = hp.n_vocab,
+            .n_layer = hp.n_layer};
+  }
+
+  // A body endpoint's answer: 200 with `out`, or the error.
+  void ReplyBody(const HttpRequest& req, HttpExchange& ex,
+                 const std::function<std::optional<ApiError>(std::string&)>& make) {
+    std::string out;
+    if (auto e = make(out)) {
+      SendError(req, ex, *e);
+      return;
+    }
+    ex.Reply(200, "application/json", out);
+  }
+
   void Handle(HttpRequest req, const std::shared_ptr<HttpExchange>& ex) {
-    if (req.path.starts_with("/v1/") && !ApiKeyIndex(req)) {
+    if (NeedsApiKey(req.path) && !ApiKeyIndex(req)) {
       SendError(req, *ex,
                 {401, "invalid or missing API key (Authorization: Bearer KEY)",
                  "invalid_request_error", "", "invalid_api_key"});
@@ -465,10 +503,32 @@ struct Server::Impl {
                 json({{"status", draining ? "draining" : "ok"}}).dump());
     });
     Get("/v1/models", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-      json model_entry = {
-          {"id", options.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "h2o.cpp"}};
-      ex->Reply(200, "application/json",
-                json({{"object", "list"}, {"data", json::array({model_entry})}}).dump());
+      ex->Reply(200, "application/json", ModelListBody(Props()));
+    });
+    routes.push_back({"GET", "/v1/models/", /*then_one_segment=*/true,
+                      [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+                        const std::string id = req.path.substr(std::string_view("/v1/models/").size());
+                        if (id != options.model_id) {
+                          SendError(req, *ex,
+                                    {404, fmt::format("the model '{}' does not exist (this server has '{}')",
+                                                      id, options.model_id),
+                                     "invalid_request_error", "model", "model_not_found"});
+                          return;
+                        }
+                        ex->Reply(200, "application/json", ModelObject(Props()));
+                      }});
+    Get("/props", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+      ex->Reply(200, "application/json", PropsBody(Props()));
+    });
+    Get("/slots", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+      ex->Reply(200, "application/json", SlotsBody(scheduler->Slots()));
+    });
+    Post("/tokenize", [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+      ReplyBody(req, *ex, [&](std::string& out) { return TokenizeBody(req.body, tokenizer, out); });
+    });
+    Post("/detokenize", [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+      ReplyBody(req, *ex,
+                [&](std::string& out) { return DetokenizeBody(req.body, tokenizer, out); });
     });
     Get("/metrics", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
       ex->Reply(200, "text/plain; version=0.0.4", MetricsText());

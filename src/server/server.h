@@ -31,6 +31,8 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;       // 0: any free port (reported to on_listening)
   std::string model_id;  // what /v1/models lists and responses name
+  std::string model_path;  // what /props reports
+  std::string build_info;  // what /props reports (h2o --version's first line)
   // Per sequence: context, prefill chunk, K/V element type. Its kv is
   // ignored: default_kv (--kv) is resolved against the context per request.
   SequenceOptions sequence;

@@ -1,4 +1,5 @@
 #include "server/api_request.h"
+#include "server/json_fields.h"
 
 #include <gtest/gtest.h>
 

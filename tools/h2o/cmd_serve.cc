@@ -19,6 +19,7 @@
 #include "core/byte_size.h"
 #include "core/strings.h"
 #include "server/server.h"
+#include "version.h"
 
 namespace h2o::cli {
 namespace {
@@ -117,6 +118,9 @@ int RunServe(const ServeFlags& f) {
   o.host = f.host;
   o.port = f.port;
   o.model_id = std::filesystem::path(f.model.model_path).stem().string();
+  o.model_path = f.model.model_path;
+  const std::string version = VersionText();
+  o.build_info = version.substr(0, version.find('\n'));
   o.sequence = *session;
   o.sequence.n_ctx = session->n_ctx > 0 ? session->n_ctx : model.hparams().n_ctx_train;
   o.default_kv = *spec;

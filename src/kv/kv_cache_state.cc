@@ -60,7 +60,25 @@ bool KvCache::CanLoadState(const KvCacheState& state) const {
       !(state.types == config_.types) ||
       static_cast<int32_t>(state.layer_budget.size()) != config_.n_layer ||
       state.k.size() != state.pos.size() * k_row_bytes_ ||
-      state.v.size() != state.pos.size() * v_row_bytes_) {
+      state.v.size() != state.pos.size() * v_row_bytes_ ||
+      state.layer_window.size() != state.layer_budget.size() ||
+      state.used.size() != count_.size() || state.newest_pos.size() != count_.size()) {
+    return false;
+  }
+  // The rows, scores and step attention add up to what the heads hold (a
+  // state read from a file is checked here before anything is copied).
+  size_t held = 0, held_scored = 0;
+  for (int32_t l = 0; l < config_.n_layer; ++l) {
+    for (int32_t head = 0; head < config_.n_head_kv; ++head) {
+      const int32_t used = state.used[HeadIndex(l, head)];
+      if (used < 0) return false;
+      held += static_cast<size_t>(used);
+      if (!config_.windowed(l)) held_scored += static_cast<size_t>(used);
+    }
+  }
+  if (held != state.pos.size() ||
+      (!state.scores.empty() && state.scores.size() != held_scored) ||
+      (!state.step_attention.empty() && state.step_attention.size() != held_scored)) {
     return false;
   }
   const bool evicts = PolicyEvicts(policy_->name());

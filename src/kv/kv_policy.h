@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace h2o {
 
@@ -54,6 +55,12 @@ class EvictionPolicy {
   // copied with KvCache::CopyFrom evicts exactly as the original would.
   // Requires other.name() == name(). Stateless policies have nothing to copy.
   virtual void CopyStateFrom(const EvictionPolicy& other) { (void)other; }
+  // The state CopyStateFrom copies, as bytes (a state file's), and back:
+  // LoadStateBytes(SaveStateBytes()) of an equal policy evicts from there
+  // as the saver would. False: bytes this policy never writes. Snapkv's
+  // selection lives only inside one eviction, so between steps it has none.
+  virtual std::string SaveStateBytes() const { return {}; }
+  virtual bool LoadStateBytes(std::string_view bytes) { return bytes.empty(); }
 };
 
 // Never evicts: the cache's budget equals its capacity (the context).

@@ -5,6 +5,7 @@
 #include "kv/policies.h"
 
 #include <limits>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -175,6 +176,23 @@ void RandomPolicy::CopyStateFrom(const EvictionPolicy& other) {
   const auto* random = dynamic_cast<const RandomPolicy*>(&other);
   H2O_CHECK(random != nullptr);
   rng_ = random->rng_;
+}
+
+std::string RandomPolicy::SaveStateBytes() const {
+  std::ostringstream out;
+  out << rng_;
+  return out.str();
+}
+
+bool RandomPolicy::LoadStateBytes(std::string_view bytes) {
+  std::istringstream in{std::string(bytes)};
+  std::mt19937_64 rng;
+  in >> rng;
+  if (in.fail()) return false;
+  in >> std::ws;
+  if (!in.eof()) return false;
+  rng_ = rng;
+  return true;
 }
 
 uint64_t RandomPolicy::UniformIndex(std::mt19937_64& rng, uint64_t n) {

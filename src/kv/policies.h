@@ -154,6 +154,8 @@ class RandomPolicy final : public EvictionPolicy {
   int32_t ChooseVictim(const HeadMetadata& meta) override;
   bool has_state() const override { return true; }
   void CopyStateFrom(const EvictionPolicy& other) override;
+  std::string SaveStateBytes() const override;  // the generator's state as text
+  bool LoadStateBytes(std::string_view bytes) override;
 
   // The documented uniform draw in [0, n) from `rng`. Requires n >= 1.
   static uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);

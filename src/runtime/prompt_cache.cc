@@ -14,7 +14,10 @@ bool PromptCache::Insert(std::vector<int32_t> tokens, SequenceState state, size_
     }
   }
   const size_t bytes = EntryBytes(tokens, state);
-  if (bytes > limit) return false;
+  if (bytes > limit) {
+    if (keep_evicted_) evicted_.push_back({std::move(tokens), std::move(state)});
+    return false;
+  }
   ShrinkTo(limit - bytes);
   entries_.push_front({std::move(tokens), std::move(state), bytes});
   bytes_ += bytes;
@@ -49,9 +52,28 @@ size_t PromptCache::DropPrefixesOf(std::span<const int32_t> tokens,
   });
 }
 
+const SequenceState* PromptCache::FindExact(std::span<const int32_t> tokens) const {
+  for (const Entry& e : entries_) {
+    if (std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin(), tokens.end())) return &e.state;
+  }
+  return nullptr;
+}
+
+size_t PromptCache::EraseWithin(std::span<const int32_t> tokens) {
+  return std::erase_if(entries_, [&](const Entry& e) {
+    const bool drop = e.tokens.size() <= tokens.size() &&
+                      std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin());
+    if (drop) bytes_ -= e.bytes;
+    return drop;
+  });
+}
+
 bool PromptCache::EvictOne() {
   if (entries_.empty()) return false;
   bytes_ -= entries_.back().bytes;
+  if (keep_evicted_) {
+    evicted_.push_back({std::move(entries_.back().tokens), std::move(entries_.back().state)});
+  }
   entries_.pop_back();
   evictions_ += 1;
   return true;

@@ -17,6 +17,7 @@
 #include <list>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "runtime/sequence.h"
@@ -54,10 +55,30 @@ class PromptCache {
   size_t DropPrefixesOf(std::span<const int32_t> tokens,
                         const std::function<bool(const SequenceState&)>& same_kind);
 
+  // The most recently used entry of exactly `tokens`, or null.
+  const SequenceState* FindExact(std::span<const int32_t> tokens) const;
+  // Drops every entry whose tokens begin `tokens`, up to all of them (of
+  // any kind). Returns how many.
+  size_t EraseWithin(std::span<const int32_t> tokens);
+
   // Drops the least recently used entry; false when there is none.
   bool EvictOne();
   // Drops entries, oldest first, until at most `limit` bytes are kept.
   void ShrinkTo(size_t limit);
+
+  // While on, what EvictOne drops (and a state Insert could not keep) is
+  // held for TakeEvicted instead of freed: a disk tier writes it there.
+  void set_keep_evicted(bool keep) { keep_evicted_ = keep; }
+  struct Evicted {
+    std::vector<int32_t> tokens;
+    SequenceState state;
+  };
+  std::vector<Evicted> TakeEvicted() { return std::exchange(evicted_, {}); }
+
+  // Calls fn(tokens, state) for every entry, most recently used first.
+  void ForEach(const std::function<void(std::span<const int32_t>, const SequenceState&)>& fn) const {
+    for (const Entry& e : entries_) fn(e.tokens, e.state);
+  }
 
   size_t bytes() const { return bytes_; }
   size_t size() const { return entries_.size(); }
@@ -72,6 +93,8 @@ class PromptCache {
   std::list<Entry> entries_;  // most recently used first
   size_t bytes_ = 0;
   int64_t evictions_ = 0;
+  bool keep_evicted_ = false;
+  std::vector<Evicted> evicted_;
 };
 
 }  // namespace h2o

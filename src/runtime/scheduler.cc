@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "runtime/scheduler_running.h"
+
 namespace h2o {
 
 const char* FinishReasonName(FinishReason reason) {
@@ -23,43 +25,9 @@ const char* FinishReasonName(FinishReason reason) {
   return "error";
 }
 
-// A request that holds a sequence: prefilling its prompt, then decoding.
-struct Scheduler::Running {
-  uint64_t id;
-  Request request;
-  size_t reservation;
-  std::unique_ptr<Sequence> sequence;
-  GenerationState state;
-  size_t prompt_fed = 0;
-  size_t text_sent = 0;               // bytes of state's text already in events
-  int32_t fed_generated = 0;          // generated tokens fed back (in the cache)
-  int32_t cached_tokens = 0;          // prompt tokens resumed from the prompt cache
-  size_t kept_bytes = 0;              // of its states the prompt cache took
-  int32_t next_token = -1;            // sampled, to be fed next step
-  bool decode_waited = false;         // its token did not fit the last step
-  bool decode_waited_before = false;  // decode_waited as the step began
-  bool done = false;
-
-  Running(uint64_t id, Request request, size_t reservation, std::unique_ptr<Sequence> sequence)
-      : id(id),
-        request(std::move(request)),
-        reservation(reservation),
-        sequence(std::move(sequence)),
-        state(this->request.generation, this->request.tokenizer) {
-    state.Saw(this->request.prompt);
-  }
-  bool prefilling() const { return prompt_fed < request.prompt.size(); }
-  int32_t generated() const { return static_cast<int32_t>(state.generation().ids.size()); }
-  // The text since the last event.
-  std::string_view NewText() {
-    const std::string_view text = std::string_view(state.generation().text).substr(text_sent);
-    text_sent += text.size();
-    return text;
-  }
-};
-
 Scheduler::Scheduler(Engine& engine, const SchedulerOptions& options)
     : engine_(engine), options_(options) {
+  prompt_cache_.set_keep_evicted(options.state_dir != nullptr);
   step_tokens_ = options.step_tokens > 0 ? std::min(options.step_tokens, engine.max_batch_tokens())
                                          : engine.max_batch_tokens();
   stats_.kv_limit_bytes = options.kv_memory_bytes;
@@ -174,8 +142,9 @@ void Scheduler::Finish(Running& r, FinishReason reason, const std::string& error
     stats_.evictions += evicted;
   }
   // Where it stopped is kept for a next turn (in the memory it just freed).
-  if (reason != FinishReason::kError && reason != FinishReason::kCancelled) {
-    KeepState(r, static_cast<size_t>(r.fed_generated));
+  if (reason != FinishReason::kError && reason != FinishReason::kCancelled &&
+      KeepState(r, static_cast<size_t>(r.fed_generated))) {
+    event.kept_tokens = static_cast<int32_t>(r.request.prompt.size()) + r.fed_generated;
   }
   event.kept_bytes = r.kept_bytes;
   // The cache is freed and the stats say so before the request hears it
@@ -219,6 +188,7 @@ void Scheduler::ApplyCancellations() {
 void Scheduler::Admit() {
   for (;;) {
     Queued q;
+    bool spill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.empty()) return;
@@ -232,6 +202,7 @@ void Scheduler::Admit() {
       if (need > options_.kv_memory_bytes) return;
       prompt_cache_.ShrinkTo(options_.kv_memory_bytes - need);
       UpdateCacheStats();
+      spill = options_.state_dir != nullptr;
       q = std::move(queue_.front());
       queue_.pop_front();
       stats_.queued = static_cast<int32_t>(queue_.size());
@@ -239,6 +210,7 @@ void Scheduler::Admit() {
     }
     // Its reservation is counted from here on, so back it now: a page a
     // decode step first writes would stall every running sequence.
+    if (spill) SpillEvicted();
     q.request.sequence.commit_kv_rows = true;
     auto sequence = engine_.NewSequence(q.request.sequence);
     auto running = std::make_unique<Running>(
@@ -379,61 +351,6 @@ int64_t Scheduler::Emit(Running& r, std::optional<int32_t> sampled) {
   return 1;
 }
 
-size_t Scheduler::PromptCacheLimit() const {
-  // What the running sequences have not reserved, at most the cache's own
-  // limit (called under mu_ or on the driver thread that alone changes it).
-  const size_t free =
-      options_.kv_memory_bytes - std::min(options_.kv_memory_bytes, stats_.kv_reserved_bytes);
-  return std::min(options_.prompt_cache_bytes, free);
-}
-
-void Scheduler::KeepState(Running& r, size_t n_generated_fed) {
-  if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt || r.sequence == nullptr) return;
-  std::vector<int32_t> tokens = r.request.prompt;
-  const std::vector<int32_t>& ids = r.state.generation().ids;
-  tokens.insert(tokens.end(), ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n_generated_fed));
-  SequenceState state;
-  r.sequence->SaveState(state);
-  const size_t bytes = PromptCache::EntryBytes(tokens, state);
-  const Sequence& saver = *r.sequence;
-  const auto same_kind = [&saver](const SequenceState& kept) { return saver.CanLoadState(kept); };
-  std::lock_guard<std::mutex> lock(mu_);
-  // At a prompt's end its conversation's earlier turns are superseded (a
-  // regenerate or an edit of the last message still finds this state).
-  if (n_generated_fed == 0) prompt_cache_.DropPrefixesOf(r.request.prompt, same_kind);
-  if (prompt_cache_.Insert(std::move(tokens), std::move(state), PromptCacheLimit(), same_kind)) {
-    r.kept_bytes += bytes;
-  }
-  UpdateCacheStats();
-}
-
-void Scheduler::UpdateCacheStats() {
-  stats_.prompt_cache_bytes = prompt_cache_.bytes();
-  stats_.prompt_cache_entries = static_cast<int32_t>(prompt_cache_.size());
-  stats_.prompt_cache_evictions = prompt_cache_.evictions();
-}
-
-void Scheduler::Resume(Running& r) {
-  if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt) return;
-  Sequence& sequence = *r.sequence;
-  std::optional<PromptCache::Hit> hit;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    hit = prompt_cache_.Find(r.request.prompt, [&sequence](const SequenceState& kept) {
-      return sequence.CanLoadState(kept);
-    });
-    if (!hit) return;
-    stats_.prompt_cache_hits += 1;
-    stats_.prompt_cache_tokens_reused += static_cast<int64_t>(hit->n_tokens);
-  }
-  sequence.LoadState(*hit->state);
-  r.prompt_fed = hit->n_tokens;
-  r.cached_tokens = static_cast<int32_t>(hit->n_tokens);
-  // The whole prompt was kept, with the logits after it: its first token
-  // is sampled now, as a forward pass would have let it be.
-  if (!r.prefilling()) Emit(r, r.state.Next(sequence.last_logits()));
-}
-
 bool Scheduler::Step() {
   ApplyCancellations();
   // Finished sequences leave before anything new is admitted, and again
@@ -468,7 +385,7 @@ bool Scheduler::Step() {
       continue;
     }
     r.prompt_fed += batch_[i].tokens.size();
-    if (!r.prefilling()) KeepState(r, 0);  // the prompt's end: a regenerate starts here
+    if (!r.prefilling()) (void)KeepState(r, 0);  // the prompt's end: a regenerate starts here
   }
   const int64_t generated = TakeTokens();
   for (Running* r : batch_owner_) {

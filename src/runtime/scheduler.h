@@ -45,6 +45,7 @@
 #include "runtime/generate.h"
 #include "runtime/prompt_cache.h"
 #include "runtime/sequence.h"
+#include "runtime/state_dir.h"
 
 namespace h2o {
 
@@ -78,6 +79,10 @@ struct TokenEvent {
   int64_t evictions = 0;
   int32_t cached_tokens = 0;  // final event: prompt tokens resumed from the prompt cache
   size_t kept_bytes = 0;      // final event: bytes of its states the prompt cache kept
+  // Final event: the tokens of the state kept where it stopped (its prompt
+  // and the generated tokens fed back), 0 when none was kept; what
+  // Scheduler::SaveKept names it by.
+  int32_t kept_tokens = 0;
 };
 
 struct Request {
@@ -116,6 +121,10 @@ struct SchedulerOptions {
   // finished requests' states, kept only in KV memory no running sequence
   // reserved, and dropped (oldest first) as admission needs it. 0: off.
   size_t prompt_cache_bytes = 0;
+  // The prompt cache's disk tier (runtime/state_dir.h): states dropped
+  // from RAM are written there and found again; may be null. Must outlive
+  // the scheduler.
+  StateDir* state_dir = nullptr;
 };
 
 struct SchedulerStats {
@@ -175,6 +184,29 @@ class Scheduler {
   // The running requests as of the last step boundary, oldest first.
   std::vector<SlotInfo> Slots() const;
 
+  // The prompt cache and its disk tier; any thread. A named save holds the
+  // cache's lock while it writes, so the driver waits for it.
+  //
+  // Writes every state the cache holds to the disk tier (at shutdown, so
+  // a restart finds them); returns how many. 0 without a disk tier.
+  size_t PersistPromptCache();
+  // Writes the kept state of exactly `tokens` (a finished request's, see
+  // TokenEvent::kept_tokens) as the disk tier's save `name`; returns the
+  // bytes written. Errors: no disk tier, a bad name, no such state kept.
+  Result<size_t> SaveKept(std::span<const int32_t> tokens, const std::string& name);
+  // Reads save `name` into the prompt cache, where a request that begins
+  // with its tokens resumes from it; returns its tokens' count and bytes.
+  // nullopt: no such save. Errors: no disk tier, a bad name,
+  // a file refused (state_file.h), larger than the cache's room.
+  struct Restored {
+    size_t n_tokens = 0;
+    size_t bytes = 0;
+  };
+  Result<std::optional<Restored>> RestoreSaved(const std::string& name);
+  // Drops the kept states (RAM and disk) whose tokens begin `tokens`'s, up
+  // to all of them: a finished request's states. Returns how many.
+  size_t EraseKept(std::span<const int32_t> tokens);
+
   // What the last Step() fed (driver thread): decode tokens (one per
   // decoding sequence) and prompt tokens.
   struct StepTokens {
@@ -206,7 +238,8 @@ class Scheduler {
   // The prompt cache: keeps r's state after its prompt and its first
   // n_generated_fed tokens; resumes a just admitted r from the longest
   // kept prefix of its prompt.
-  void KeepState(Running& r, size_t n_generated_fed);
+  bool KeepState(Running& r, size_t n_generated_fed);  // whether it was kept
+  void SpillEvicted();  // what the RAM tier dropped, to the disk tier; takes mu_
   void Resume(Running& r);
   size_t PromptCacheLimit() const;
   void UpdateCacheStats();  // under mu_

@@ -14,6 +14,7 @@
 #include "runtime/engine.h"
 #include "runtime/log_softmax.h"
 #include "runtime/scheduler.h"
+#include "runtime/state_dir.h"
 #include "server/api_request.h"
 #include "server/api_response.h"
 #include "server/completion_plan.h"
@@ -24,6 +25,7 @@
 #include "server/log_limiter.h"
 #include "server/metrics.h"
 #include "server/playground_files.h"
+#include "server/slot_actions.h"
 
 namespace h2o::server {
 namespace {
@@ -41,6 +43,8 @@ constexpr size_t kKeepFinishedKvBytes = size_t{64} << 20;
 // How long GET /v1/kv waits for a running request's next step boundary.
 constexpr std::chrono::milliseconds kKvSnapshotWait{2000};
 constexpr int32_t kLogLinesPerSecond = 10;
+// Finished requests whose kept state POST /slots/{id}?action=save can name.
+constexpr size_t kKeepFinishedIds = 256;
 // Handlers parse, tokenize and submit; none waits for a generation.
 constexpr int32_t kHandlerThreads = 4;
 
@@ -103,6 +107,10 @@ struct Completion {
   ResponseHeader header;
   int32_t top_n = -1;  // log-probabilities of this many alternatives; -1: none
   std::string echo;    // the prompt's text, shown first (completions' echo)
+  // The prompt's ids and those generated so far: the kept state's tokens
+  // are their first TokenEvent::kept_tokens.
+  std::vector<int32_t> ids;
+  int32_t key_index = -1;
   Usage usage;         // prompt tokens and policy; the rest at the end
   std::shared_ptr<KvStateStore::Tracker> kv_state;  // null: not readable at /v1/kv
   // Streamed: whether the first chunk went out, and the text's length so far.
@@ -126,6 +134,8 @@ struct Server::Impl {
   std::unique_ptr<HttpServer> http;
   Metrics metrics;
   KvStateStore kv_states{kKeepFinishedKv, kKeepFinishedKvBytes};
+  std::unique_ptr<StateDir> state_dir;  // null without --cache-dir
+  SlotActions slot_actions{kKeepFinishedIds};
 
   std::mutex mu;
   std::condition_variable wake;
@@ -207,7 +217,7 @@ struct Server::Impl {
   // own key) or the playground's files.
   static bool NeedsApiKey(std::string_view path) {
     return path.starts_with("/v1/") || path == "/tokenize" || path == "/detokenize" ||
-           path == "/props" || path == "/slots";
+           path == "/props" || path == "/slots" || path.starts_with("/slots/");
   }
 
   ServerProps Props() const {
@@ -349,6 +359,10 @@ struct Server::Impl {
       c.usage.kv_bytes = e.kv_bytes;
       c.usage.evictions = e.evictions;
       c.usage.cached_tokens = e.cached_tokens;
+      if (e.kept_tokens > 0 && static_cast<size_t>(e.kept_tokens) <= c.ids.size()) {
+        c.ids.resize(static_cast<size_t>(e.kept_tokens));
+        slot_actions.Finished(c.header.id, c.key_index, std::move(c.ids));
+      }
       std::string delta(e.text);
       if (c.params->stream) {
         StreamEvent(c, e, std::move(delta), {});
@@ -366,6 +380,7 @@ struct Server::Impl {
       return true;
     }
     metrics.generated_tokens += 1;
+    c.ids.push_back(e.token);
     if (c.kv_state) c.kv_state->AddToken(e.token);
     std::string delta(e.text);
     std::vector<TokenLogprob> tokens;
@@ -416,6 +431,8 @@ struct Server::Impl {
     c->top_n = params->logprobs ? params->top_logprobs : -1;
     if (params->echo && !chat) c->echo = tokenizer.Decode(prompt, /*remove_special=*/true);
     c->usage.prompt_tokens = static_cast<int32_t>(n_prompt);
+    c->ids = prompt;
+    c->key_index = *ApiKeyIndex(req);
     c->usage.kv = run.kv.Describe();
 
     Request request;
@@ -523,6 +540,14 @@ struct Server::Impl {
     Get("/slots", [this](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
       ex->Reply(200, "application/json", SlotsBody(scheduler->Slots()));
     });
+    routes.push_back({"POST", "/slots/", /*then_one_segment=*/true,
+                      [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+                        const std::string id = req.path.substr(std::string_view("/slots/").size());
+                        ReplyBody(req, *ex, [&](std::string& out) {
+                          return slot_actions.Handle(*scheduler, id, req.QueryParam("action"),
+                                                     req.body, *ApiKeyIndex(req), out);
+                        });
+                      }});
     Post("/tokenize", [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
       ReplyBody(req, *ex, [&](std::string& out) { return TokenizeBody(req.body, tokenizer, out); });
     });
@@ -566,12 +591,21 @@ Result<std::unique_ptr<Server>> Server::Create(const Model& model, const Tokeniz
   H2O_ASSIGN_OR_RETURN(
       impl->engine, Engine::Create(model, {.n_threads = o.n_threads, .max_batch_tokens = batch}));
   if (impl->options.sequence.max_chunk <= 0) impl->options.sequence.max_chunk = batch;
+  if (!o.cache_dir.empty()) {
+    Impl* s = impl.get();
+    H2O_ASSIGN_OR_RETURN(impl->state_dir,
+                         StateDir::Open(o.cache_dir, ModelFingerprint(model),
+                                        [s](const std::string& line) { s->log.Line(line); }));
+    s->log.Line(fmt::format("{}: {} kept states ({} bytes) to resume from", o.cache_dir,
+                            impl->state_dir->size(), impl->state_dir->bytes()));
+  }
   impl->scheduler = std::make_unique<Scheduler>(
       *impl->engine, SchedulerOptions{.kv_memory_bytes = o.kv_memory_bytes,
                                       .max_queue = o.max_queue,
                                       .max_running = o.parallel,
                                       .step_tokens = batch,
-                                      .prompt_cache_bytes = o.prompt_cache_bytes});
+                                      .prompt_cache_bytes = o.prompt_cache_bytes,
+                                      .state_dir = impl->state_dir.get()});
   impl->Routes();
   Impl* s = impl.get();
   HttpServerOptions http;
@@ -601,6 +635,10 @@ Status Server::Run(const std::function<void(int)>& on_listening) {
   }
   s.wake.notify_one();
   driver.join();
+  if (s.state_dir) {
+    const size_t written = s.scheduler->PersistPromptCache();
+    s.log.Line(fmt::format("wrote {} kept states to {}", written, s.options.cache_dir));
+  }
   return Status::Ok();
 }
 

@@ -41,6 +41,10 @@ struct ServerOptions {
   // The prompt cache's most bytes, inside kv_memory_bytes (what requests
   // leave free); 0: no prompt cache.
   size_t prompt_cache_bytes = 0;
+  // Non-empty: the prompt cache's disk tier and the named saves of
+  // POST /slots/{id}?action=save|restore (runtime/state_dir.h); what RAM
+  // drops goes there, and at shutdown whatever RAM holds.
+  std::string cache_dir;
   int32_t parallel = 0;    // sequences at once (0: as many as the KV memory holds)
   int32_t max_queue = 64;  // waiting requests beyond this get 503
   int32_t n_threads = 1;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,7 +18,10 @@
 #include "kv/kv_spec.h"
 #include "model/model.h"
 #include "q8_model.h"
+#include "scratch_dir.h"
 #include "runtime/session.h"
+#include "runtime/state_dir.h"
+#include "runtime/state_file.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/tokenizer.h"
 #include "test_data.h"
@@ -453,6 +457,42 @@ TEST(Scheduler, RefusesWhatCouldNeverRun) {
 namespace h2o {
 namespace {
 
+// Slots() as of each step boundary: a prefilling request, then a decoding
+// one with its counts, and none once it finished.
+TEST(Scheduler, SlotsReportTheRunningRequests) {
+  auto engine = NewEngine();
+  Scheduler scheduler(*engine, {});
+  Log log;
+  const SequenceOptions o = Options("h2o:heavy=8,recent=8");
+  const uint64_t id = scheduler.Submit(Make(log, Prompt(1, 40), o, 5)).value();
+  EXPECT_TRUE(scheduler.Slots().empty());
+  ASSERT_TRUE(scheduler.Step());  // the first 16-token chunk
+  std::vector<SlotInfo> slots = scheduler.Slots();
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].request_id, id);
+  EXPECT_EQ(slots[0].n_prompt, 40);
+  EXPECT_EQ(slots[0].n_prompt_fed, 16);
+  EXPECT_EQ(slots[0].n_generated, 0);
+  EXPECT_EQ(slots[0].max_tokens, 5);
+  EXPECT_EQ(slots[0].n_past, 16);
+  EXPECT_EQ(slots[0].kv, "h2o:heavy=8,recent=8");
+  EXPECT_EQ(slots[0].kv_reserved_bytes, engine->SequenceKvBytes(o).value());
+  ASSERT_TRUE(scheduler.Step());
+  ASSERT_TRUE(scheduler.Step());  // the prompt's last 8 tokens, and a first token
+  slots = scheduler.Slots();
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].n_prompt_fed, 40);
+  EXPECT_EQ(slots[0].n_generated, 1);
+  // 16 tokens in each of the model's (layer, KV head) caches.
+  const HParams& hp = Q8Model().hparams();
+  const size_t row = KvTypes{}.TokenBytes(hp.head_dim);
+  EXPECT_EQ(slots[0].kv_held_bytes, size_t{16} * hp.n_layer * hp.n_head_kv * row);
+  while (scheduler.Step()) {
+  }
+  EXPECT_TRUE(scheduler.Slots().empty());
+  EXPECT_EQ(log.tokens[id].size(), 5u);
+}
+
 // One request through a scheduler with a prompt cache: its greedy tokens
 // and how many prompt tokens it resumed.
 struct Turn {
@@ -617,6 +657,73 @@ TEST(SchedulerPromptCache, KeptStatesGiveWayToRequests) {
   while (off.Step()) {
   }
   EXPECT_EQ(off.Stats().prompt_cache_entries, 0);
+}
+
+using testing::ScratchDir;
+
+// A conversation's first turn under one scheduler, kept on disk at its
+// shutdown; its second turn under a new scheduler and a new index of the
+// directory (a restarted server) resumes from the file and gives what one
+// continuous session gives: the rows, scores and policy state (random's
+// generator) came back whole.
+TEST(SchedulerStateDir, ASecondTurnAfterARestartResumesFromDisk) {
+  auto engine = NewEngine();
+  const uint64_t fingerprint = ModelFingerprint(Q8Model());
+  for (const char* kv : {"full", "h2o:heavy=8,recent=8", "snapkv:budget=14,window=4",
+                         "random:k=12,seed=3", "tova:k=12"}) {
+    SCOPED_TRACE(kv);
+    ScratchDir dir("restart");
+    const SequenceOptions o = Options(kv);
+    const std::vector<int32_t> first = Prompt(7, 21);
+    Turn one;
+    {
+      auto disk = StateDir::Open(dir.path, fingerprint, nullptr).value();
+      Scheduler scheduler(*engine, {.prompt_cache_bytes = size_t{1} << 30, .state_dir = disk.get()});
+      one = RunTurn(scheduler, first, o, 6);
+      EXPECT_EQ(scheduler.PersistPromptCache(), 2u);
+    }
+    auto disk = StateDir::Open(dir.path, fingerprint, nullptr).value();
+    EXPECT_EQ(disk->size(), 2u);
+    Scheduler scheduler(*engine, {.prompt_cache_bytes = size_t{1} << 30, .state_dir = disk.get()});
+    const std::vector<int32_t> second = NextPrompt(first, one.ids, Prompt(8, 19));
+    const Turn two = RunTurn(scheduler, second, o, 6);
+    EXPECT_EQ(two.cached, static_cast<int32_t>(first.size() + 5));
+    EXPECT_EQ(two.ids, ContinuousGreedy(o, second, {{first.size(), 5}}, 6));
+    // The second turn superseded the first's files.
+    EXPECT_EQ(disk->size(), 0u);
+  }
+}
+
+// States the RAM tier cannot hold go to disk, and a next turn finds them
+// there; under another model's fingerprint the files are skipped, each
+// with a log line, and nothing resumes.
+TEST(SchedulerStateDir, WhatRamDropsIsFoundOnDiskAndOnlyByItsModel) {
+  auto engine = NewEngine();
+  ScratchDir dir("spill");
+  const uint64_t fingerprint = ModelFingerprint(Q8Model());
+  const SequenceOptions o = Options("h2o:heavy=8,recent=8");
+  const std::vector<int32_t> first = Prompt(2, 30);
+  auto disk = StateDir::Open(dir.path, fingerprint, nullptr).value();
+  // 64 bytes of RAM: no state fits, each goes straight to disk.
+  Scheduler scheduler(*engine, {.prompt_cache_bytes = 64, .state_dir = disk.get()});
+  const Turn one = RunTurn(scheduler, first, o, 6);
+  EXPECT_EQ(scheduler.Stats().prompt_cache_entries, 0);
+  EXPECT_EQ(disk->size(), 2u);
+  const std::vector<int32_t> second = NextPrompt(first, one.ids, Prompt(3, 9));
+  const Turn two = RunTurn(scheduler, second, o, 4);
+  EXPECT_EQ(two.cached, static_cast<int32_t>(first.size() + 5));
+  EXPECT_EQ(two.ids, ContinuousGreedy(o, second, {{first.size(), 5}}, 4));
+
+  std::vector<std::string> lines;
+  auto foreign = StateDir::Open(dir.path, fingerprint + 1, [&](const std::string& line) {
+                   lines.push_back(line);
+                 }).value();
+  EXPECT_EQ(foreign->size(), 0u);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("made with another model"), std::string::npos) << lines[0];
+  Scheduler other(*engine, {.prompt_cache_bytes = 64, .state_dir = foreign.get()});
+  const std::vector<int32_t> third = NextPrompt(second, two.ids, Prompt(4, 3));
+  EXPECT_EQ(RunTurn(other, third, o, 2).cached, 0);
 }
 
 }  // namespace

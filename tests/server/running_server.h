@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/engine.h"
+#include "runtime/generate.h"
 #include "server/server.h"
 #include "test_data.h"
 #include "tokenizer/gguf_vocab.h"
@@ -28,6 +30,23 @@ inline const Model& Stories() {
 inline const Tokenizer& StoriesTokenizer() {
   static const Tokenizer tokenizer = LoadTokenizerFromGguf(Stories().file()).value();
   return tokenizer;
+}
+
+// What the runtime's generate loop gives alone for these ids and this
+// policy (greedy): what a request to the server must give.
+inline Generation GreedyAlone(const std::vector<int32_t>& ids, const std::string& kv,
+                              int32_t max_tokens, bool stop_at_end = true) {
+  auto engine = Engine::Create(Stories(), {.n_threads = 1, .max_batch_tokens = 64}).value();
+  SequenceOptions o;
+  o.n_ctx = static_cast<int32_t>(ids.size()) + max_tokens;
+  o.max_chunk = 64;
+  o.kv = ResolveKvSpec(ParseKvSpec(kv).value(), o.n_ctx).value();
+  auto sequence = engine->NewSequence(o).value();
+  GenerateOptions g;
+  g.max_tokens = max_tokens;
+  g.sampling.temperature = 0.0f;
+  g.stop_at_end = stop_at_end;
+  return Generate(*engine, *sequence, ids, g, &StoriesTokenizer()).value();
 }
 
 // A server on a free port, running until the fixture ends.

@@ -23,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 using testing::PostStreaming;
+using testing::GreedyAlone;
 using testing::Running;
 using testing::SseData;
 using testing::Stories;
@@ -31,17 +32,7 @@ using testing::StoriesTokenizer;
 // What the runtime's generate loop gives alone for this prompt and policy
 // (greedy), as text.
 std::string Alone(const std::string& prompt, const std::string& kv, int32_t max_tokens) {
-  const std::vector<int32_t> ids = StoriesTokenizer().Encode(prompt, true);
-  auto engine = Engine::Create(Stories(), {.n_threads = 1, .max_batch_tokens = 64}).value();
-  SequenceOptions o;
-  o.n_ctx = static_cast<int32_t>(ids.size()) + max_tokens;
-  o.max_chunk = 64;
-  o.kv = ResolveKvSpec(ParseKvSpec(kv).value(), o.n_ctx).value();
-  auto sequence = engine->NewSequence(o).value();
-  GenerateOptions g;
-  g.max_tokens = max_tokens;
-  g.sampling.temperature = 0.0f;
-  return Generate(*engine, *sequence, ids, g, &StoriesTokenizer()).value().text;
+  return GreedyAlone(StoriesTokenizer().Encode(prompt, true), kv, max_tokens).text;
 }
 
 TEST(Serve, CompletionMatchesGenerateAndReportsUsage) {

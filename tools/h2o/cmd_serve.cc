@@ -31,6 +31,7 @@ struct ServeFlags {
   std::string kv_mem = "1GiB";
   std::string cache_ram;  // empty: as much of --kv-mem as requests leave free
   bool no_prompt_cache = false;
+  std::string cache_dir;
   int32_t parallel = 0;
   int32_t max_queue = 64;
   int32_t batch_tokens = 512;
@@ -103,6 +104,9 @@ int RunServe(const ServeFlags& f) {
   // the model gives); here the options are only checked.
   auto session = MakeSessionOptions(f.model, int64_t{1000});
   if (!session.ok()) return Fail(session.status());
+  if (!f.cache_dir.empty() && f.no_prompt_cache) {
+    return Fail("--cache-dir keeps the prompt cache's states: it does not go with --no-prompt-cache");
+  }
   if (f.parallel < 0) return Fail(fmt::format("--parallel must be 0 or more, not {}", f.parallel));
   if (f.max_queue < 1) return Fail(fmt::format("--queue must be 1 or more, not {}", f.max_queue));
 
@@ -126,6 +130,7 @@ int RunServe(const ServeFlags& f) {
   o.default_kv = *spec;
   o.kv_memory_bytes = *kv_mem;
   o.prompt_cache_bytes = f.no_prompt_cache ? 0 : std::min(cache_ram, *kv_mem);
+  o.cache_dir = f.cache_dir;
   o.parallel = f.parallel;
   o.max_queue = f.max_queue;
   o.n_threads = ThreadCount(f.model);
@@ -201,6 +206,10 @@ Command RegisterServe(CLI::App& app) {
                   "free; it always gives way to requests)");
   cmd->add_flag("--no-prompt-cache", f->no_prompt_cache,
                 "keep no finished request's state: every request feeds its whole prompt");
+  cmd->add_option("--cache-dir", f->cache_dir,
+                  "keep the prompt cache's states that RAM drops, and all of them at shutdown, "
+                  "in DIR (a restart resumes from them), and the conversations POST "
+                  "/slots/{id}?action=save names");
   cmd->add_option("--parallel", f->parallel,
                   "most sequences at once (0: as many as --kv-mem holds)")
       ->capture_default_str();

@@ -292,11 +292,23 @@ void KvCache::EvictHeadOverBudget(int32_t layer, int32_t head) {
     EvictBelowWindow(layer, head, freed);
   } else {
     const int32_t budget = config_.layer_budget(layer);
+    const int32_t pinned = config_.n_keep;
+    if (count_[HeadIndex(layer, head)] > budget && pinned > 0) {
+      // Over a budget that holds them, the pinned tokens are all present.
+      const int32_t* pos = &pos_[SlotIndex(layer, head, 0)];
+      for (int32_t slot = 0; slot < pinned; ++slot) H2O_CHECK(pos[slot] == slot);
+    }
     while (count_[HeadIndex(layer, head)] > budget) {
-      const HeadMetadata meta = Metadata(layer, head);
+      // The policy chooses among the slots after the pinned ones.
+      HeadMetadata meta = Metadata(layer, head);
+      meta.pos += pinned;
+      if (meta.score != nullptr) meta.score += pinned;
+      if (meta.step_attention != nullptr) meta.step_attention += pinned;
+      meta.n_slots -= pinned;
+      meta.count -= pinned;
       const int32_t victim = policy_->ChooseVictim(meta);
       H2O_CHECK(victim >= 0 && victim < meta.n_slots);
-      Evict(layer, head, victim, freed);
+      Evict(layer, head, victim + pinned, freed);
     }
   }
   MoveSpillHome(layer, head, freed);

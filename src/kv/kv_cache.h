@@ -65,6 +65,13 @@ struct KvCacheConfig {
   // own budget, >= 1, with the same capacity - budget slots beyond it for a
   // chunk (PyramidKV, kv/pyramid.h); ignored for sliding-window layers.
   std::vector<int32_t> layer_budgets;
+  // Pinned tokens (--kv-keep, a request's n_keep): positions [0, n_keep)
+  // stay in every global layer's heads whatever the policy says, counted in
+  // `budget` and layer_budgets (the policy's own budget + n_keep), so the
+  // policy sees and governs only the rest. They are the first tokens
+  // appended, so they hold slots [0, n_keep) and never move. Sliding-window
+  // layers keep their window alone.
+  int32_t n_keep = 0;
 
   bool windowed(int32_t layer) const { return !layer_window.empty() && layer_window[layer] > 0; }
   bool any_windowed() const;

@@ -18,7 +18,12 @@ namespace {
 
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
+// keep=N, a key of every evicting policy: the first N tokens pinned on top
+// of its budget (KvPlan::keep).
+constexpr KvKey kKeepKey{"keep", false, 0, KvValueKind::kInteger};
+
 const KvKey* FindKey(const PolicyDescriptor& policy, std::string_view key) {
+  if (policy.evicts && key == kKeepKey.name) return &kKeepKey;
   for (const KvKey& k : policy.keys) {
     if (key == k.name) return &k;
   }
@@ -32,6 +37,7 @@ Status UnknownKey(const PolicyDescriptor& policy, std::string_view key) {
   }
   std::string valid;
   for (const KvKey& k : policy.keys) valid += (valid.empty() ? "" : ", ") + std::string(k.name);
+  if (policy.evicts) valid += std::string(", ") + kKeepKey.name;
   return Status::Error("unknown key '" + std::string(key) + "' for policy '" + policy.name +
                        "' (valid: " + valid + ")");
 }
@@ -381,6 +387,15 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
                          gives);
   }
   plan.budget = static_cast<int32_t>(budget);
+  if (const auto keep = spec.params.find(kKeepKey.name); keep != spec.params.end()) {
+    if (keep->second.digits > static_cast<uint64_t>(plan.budget)) {
+      return Status::Error(fmt::format(
+          "keep={} pins more tokens than the policy's budget of {} {}: pinned tokens are kept "
+          "on top of the budget, at most as many",
+          keep->second.digits, plan.budget, gives));
+    }
+    plan.keep = static_cast<int32_t>(keep->second.digits);
+  }
   if (policy->check != nullptr) H2O_RETURN_IF_ERROR(policy->check(plan, spec.text, prompt_note));
   if (plan.pyramid > 0 && budget > kInt32Max / 2) {
     // The lowest layer keeps up to twice the budget.
@@ -409,7 +424,20 @@ std::vector<std::string> KvSpecWarnings(const KvSpec& spec, std::optional<int64_
   return warnings;
 }
 
-std::string KvPlan::Describe() const { return PolicyOf(policy).describe(*this); }
+void SetKvKeep(KvSpec& spec, int64_t n) {
+  H2O_CHECK(n >= 0);
+  if (!PolicyEvicts(spec.policy)) return;
+  KvSpec::Amount amount;
+  amount.value = static_cast<double>(n);
+  amount.digits = static_cast<uint64_t>(n);
+  spec.params["keep"] = amount;
+}
+
+std::string KvPlan::Describe() const {
+  std::string text = PolicyOf(policy).describe(*this);
+  if (keep > 0) text += fmt::format(",keep={}", keep);
+  return text;
+}
 
 std::unique_ptr<EvictionPolicy> MakePolicy(const KvPlan& plan, int32_t n_ctx) {
   H2O_CHECK(n_ctx >= 1);

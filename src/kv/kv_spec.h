@@ -79,6 +79,9 @@ struct KvPlan {
   std::string score = "sum";  // h2o: sum, mean or ema
   double decay = 0.9;         // h2o with score=ema
   int32_t budget = 0;  // tokens kept per (layer, KV head); 0 for full (= the context)
+  // Pinned first tokens, kept on top of `budget` whatever the policy says
+  // (the universal key keep=N, --kv-keep, a request's n_keep); 0 for full.
+  int32_t keep = 0;
   // The plan with absolute values, e.g. "h2o:heavy=51,recent=51"; every key
   // of the policy is listed (defaults included), "full" alone for full,
   // except h2o's score, listed only when it is not the paper's sum (then
@@ -100,6 +103,11 @@ Result<std::vector<std::string>> SplitKvSpecList(std::string_view text);
 
 // Whether any value of the spec is a percentage (so it needs a prompt length).
 bool KvSpecUsesPercent(const KvSpec& spec);
+
+// Pins the first n tokens (>= 0) of an evicting policy's spec: sets its
+// keep key (--kv-keep, a request's n_keep), replacing one the spec gave.
+// Nothing for full, which keeps every token.
+void SetKvKeep(KvSpec& spec, int64_t n);
 
 // Resolves percentages as floor(value / 100 * prompt_len), fills defaults,
 // and checks that the budget is at least 1 token and fits in int32.

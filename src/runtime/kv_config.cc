@@ -25,9 +25,12 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
     c.budget = n_ctx;
     c.capacity = n_ctx;
   } else {
-    H2O_CHECK(plan.budget >= 1);
-    c.capacity = capped(static_cast<int64_t>(plan.budget) + max_chunk);
-    c.budget = std::min(plan.budget, c.capacity);
+    H2O_CHECK(plan.budget >= 1 && plan.keep >= 0);
+    // Pinned tokens come on top of the policy's budget.
+    const int64_t budget = static_cast<int64_t>(plan.budget) + plan.keep;
+    c.capacity = capped(budget + max_chunk);
+    c.budget = static_cast<int32_t>(std::min<int64_t>(budget, c.capacity));
+    c.n_keep = std::min(plan.keep, c.budget);
   }
   int32_t smallest_window = 0;
   for (int32_t l = 0; l < hp.n_layer; ++l) {
@@ -52,7 +55,7 @@ KvCacheConfig SessionKvConfig(const HParams& hp, const KvPlan& plan, int32_t n_c
     int64_t least = c.budget, largest = c.budget;
     for (int32_t l = 0; l < hp.n_layer; ++l) {
       if (c.windowed(l)) continue;
-      c.layer_budgets[l] = capped(c.layer_budgets[l]);
+      c.layer_budgets[l] = capped(static_cast<int64_t>(c.layer_budgets[l]) + plan.keep);
       least = std::min<int64_t>(least, c.layer_budgets[l]);
       largest = std::max<int64_t>(largest, c.layer_budgets[l]);
     }

@@ -117,6 +117,7 @@ std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
     if (auto e = ReadInt(j, key, 1, std::numeric_limits<int32_t>::max(), v)) return e;
     if (v) out.max_tokens = static_cast<int32_t>(*v);
   }
+  if (auto e = ReadInt(j, "n_keep", -1, std::numeric_limits<int32_t>::max(), out.n_keep)) return e;
   if (auto e = ReadNumber(j, "temperature", 0.0, 2.0, out.temperature)) return e;
   if (auto e = ReadNumber(j, "top_p", 0.0, 1.0, out.top_p)) return e;
   if (j.contains("top_p") && j["top_p"].is_number() && out.top_p <= 0.0f) {

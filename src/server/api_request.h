@@ -55,6 +55,10 @@ struct CompletionParams {
   // states in it (when the server keeps one).
   bool cache_prompt = true;
   std::string kv;           // a KV policy for this request ("" = the server's)
+  // llama-server's: pin the first n_keep prompt tokens whatever the policy
+  // evicts (-1: a chat's system prompt, a completion's whole prompt);
+  // unset: the server's --kv-keep.
+  std::optional<int64_t> n_keep;
   // Keep this request's cache readable at GET /v1/kv/{id} (the playground
   // asks; the server's --kv-endpoint turns it on for every request).
   bool kv_endpoint = false;

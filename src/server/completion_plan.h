@@ -25,8 +25,18 @@ struct CompletionPlan {
 // chat` resolves it: every turn of a conversation then has one budget, so
 // the prompt cache can resume a turn from the one before (a budget of 20%
 // is 20% of the context; a request shorter than that evicts nothing).
+//
+// n_keep (or else default_keep) pins that many first tokens on top of an
+// evicting policy's budget; -1 pins keep_all (a chat's system prompt, a
+// completion's whole prompt). More than the prompt or than the policy's
+// budget is a 400 naming n_keep; under full it changes nothing.
+struct KeepTokens {
+  int64_t default_keep = 0;  // the server's --kv-keep
+  int64_t keep_all = 0;      // what -1 means for this request
+};
 std::optional<ApiError> PlanCompletion(const CompletionParams& params, int64_t n_prompt,
                                        int32_t n_ctx, const KvSpec& default_kv,
-                                       int64_t default_max_tokens, CompletionPlan& out);
+                                       int64_t default_max_tokens, const KeepTokens& keep,
+                                       CompletionPlan& out);
 
 }  // namespace h2o::server

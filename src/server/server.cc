@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "chat/system_prompt.h"
 #include "runtime/engine.h"
 #include "runtime/log_softmax.h"
 #include "runtime/scheduler.h"
@@ -413,8 +414,13 @@ struct Server::Impl {
     }
     const int64_t n_prompt = static_cast<int64_t>(prompt.size());
     CompletionPlan run;
+    const KeepTokens keep{
+        .default_keep = options.default_keep,
+        .keep_all = chat && options.chat_template
+                        ? SystemPromptTokens(*options.chat_template, params->messages, tokenizer)
+                        : n_prompt};
     if (auto e = PlanCompletion(*params, n_prompt, ContextSize(), options.default_kv,
-                                kDefaultMaxTokens, run)) {
+                                kDefaultMaxTokens, keep, run)) {
       SendError(req, *ex, *e);
       return;
     }

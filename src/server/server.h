@@ -37,6 +37,7 @@ struct ServerOptions {
   // ignored: default_kv (--kv) is resolved against the context per request.
   SequenceOptions sequence;
   KvSpec default_kv;
+  int64_t default_keep = 0;  // --kv-keep: n_keep of a request without one (-1 allowed)
   size_t kv_memory_bytes = size_t{1} << 30;
   // The prompt cache's most bytes, inside kv_memory_bytes (what requests
   // leave free); 0: no prompt cache.

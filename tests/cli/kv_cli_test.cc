@@ -17,6 +17,7 @@ namespace h2o {
 namespace {
 
 using testing::ExpectOneErrorLine;
+using testing::ExpectUsageError;
 using testing::RunH2o;
 
 const std::string kModel = testing::ModelPath();
@@ -193,6 +194,50 @@ TEST(KvCliErrors, BadSpecs) {
   ExpectOneErrorLine(RunH2o(base + "h2o:heavy=0,recent=0"), "at least 1");
   ExpectOneErrorLine(RunH2o(base + "local:recent=8 --kv-pos-shift"), "--kv-pos-shift");
   ExpectOneErrorLine(RunH2o("inspect " + kModel + " --kv tova"), "missing key 'k'");
+}
+
+// --kv-keep 4: positions 0..3 stay in every head on top of the budget of
+// 16, whose recent window is still the last 8; -1 pins the whole prompt.
+TEST(KvCli, KvKeepPinsTheFirstTokensInEveryHead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("h2o_keep_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dump = (dir / "kv.json").string();
+  const std::string prompt = " --tokens '" + std::string("1 5 9 13 17 21 25 29") + "'";
+  auto r = RunH2o("generate -m " + kModel + prompt +
+                  " -n 100 --temp 0 --kv h2o:heavy=8,recent=8 --kv-keep 4 --kv-dump " + dump);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto out = nlohmann::json::parse(testing::ReadFileOrEmpty(dump));
+  EXPECT_EQ(out["budget"], 20);
+  for (const auto& layer : out["layers"]) {
+    for (const auto& head : layer["heads"]) {
+      const auto pos = head["positions"].get<std::vector<int>>();
+      ASSERT_EQ(pos.size(), 20u);
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(pos[i], i);
+      // 8 prompt tokens and 99 generated ones fed: positions 0..106.
+      for (int i = 0; i < 8; ++i) EXPECT_EQ(pos[12 + i], 99 + i);
+    }
+  }
+  r = RunH2o("generate -m " + kModel + prompt +
+             " -n 100 --temp 0 --kv h2o:heavy=8,recent=8 --kv-keep -1 --kv-dump " + dump);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  out = nlohmann::json::parse(testing::ReadFileOrEmpty(dump));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(out["budget"], 24);
+  const auto pos = out["layers"][0]["heads"][0]["positions"].get<std::vector<int>>();
+  ASSERT_EQ(pos.size(), 24u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(pos[i], i);
+}
+
+TEST(KvCliErrors, KvKeepBeyondThePromptOrTheBudget) {
+  const std::string base = "generate -m " + kModel + " --tokens '1 2 3' -n 4 --kv ";
+  ExpectOneErrorLine(RunH2o(base + "h2o:heavy=4,recent=4 --kv-keep 4"),
+                     "--kv-keep: 4 tokens is more than the prompt's 3");
+  const std::string longer = "generate -m " + kModel + " --tokens '1 2 3 4 5 6 7 8 9 10' -n 4 --kv ";
+  ExpectOneErrorLine(RunH2o(longer + "h2o:heavy=2,recent=2 --kv-keep 5"),
+                     "keep=5 pins more tokens than the policy's budget of 4");
+  ExpectOneErrorLine(RunH2o(longer + "h2o:heavy=2,recent=2,keep=1 --kv-keep 2"), "give one of them");
+  ExpectUsageError(RunH2o(longer + "h2o:heavy=2,recent=2 --kv-keep -2"),
+                   "must be a token count, or -1 for the whole prompt");
 }
 
 }  // namespace

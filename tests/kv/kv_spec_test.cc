@@ -161,9 +161,9 @@ TEST(KvSpec, ParseErrors) {
             "random, snapkv)");
   EXPECT_EQ(ParseError("H2O:heavy=1,recent=1").substr(0, 22), "unknown KV policy 'H2O");
   EXPECT_EQ(ParseError(":recent=1").substr(0, 21), "unknown KV policy '' ");
-  EXPECT_EQ(ParseError("local:heavy=3"), "unknown key 'heavy' for policy 'local' (valid: recent)");
+  EXPECT_EQ(ParseError("local:heavy=3"), "unknown key 'heavy' for policy 'local' (valid: recent, keep)");
   EXPECT_EQ(ParseError("random:k=1,seeds=2"),
-            "unknown key 'seeds' for policy 'random' (valid: k, recent, seed)");
+            "unknown key 'seeds' for policy 'random' (valid: k, recent, seed, keep)");
   EXPECT_EQ(ParseError("full:recent=3"),
             "unknown key 'recent' for policy 'full' (it takes no parameters)");
   EXPECT_EQ(ParseError("h2o:heavy=10"), "missing key 'recent' for policy 'h2o'");
@@ -233,7 +233,7 @@ TEST(KvSpec, ResolveErrors) {
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(), "missing key 'recent' for policy 'h2o'");
   spec.params["sinks"] = {};
   EXPECT_EQ(ResolveKvSpec(spec, 10).status().message(),
-            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid)");
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid, keep)");
   // A word where a number goes, a number where a word goes, a word not on
   // the list, a decay out of range or without ema.
   spec.params.erase("sinks");
@@ -306,7 +306,7 @@ TEST(KvSpec, H2oScoreVariants) {
             "nothing after ':' in 'score=ema:' in KV spec 'h2o:heavy=8,recent=8,score=ema:' "
             "(expected key=value, e.g. score=ema:decay=0.9)");
   EXPECT_EQ(ParseKvSpec("h2o:heavy=8,recent=8,score=ema:sinks=2").status().message(),
-            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid)");
+            "unknown key 'sinks' for policy 'h2o' (valid: heavy, recent, score, decay, pyramid, keep)");
   EXPECT_FALSE(ParseKvSpec("h2o:heavy=8:recent=8").ok());  // only a word value nests
   // Describe() is itself a spec that resolves to the same plan.
   for (const char* text : {"h2o:heavy=8,recent=8,score=ema,decay=0.123456789012345678901",
@@ -378,7 +378,7 @@ TEST(KvSpec, H2oScoreErrors) {
             "duplicate key 'score' in KV spec 'h2o:heavy=1,recent=1,score=mean,score=sum'");
   // Other policies take no score.
   EXPECT_EQ(ParseError("h2only:heavy=1,score=mean"),
-            "unknown key 'score' for policy 'h2only' (valid: heavy)");
+            "unknown key 'score' for policy 'h2only' (valid: heavy, keep)");
 }
 
 TEST(KvSpec, SnapKv) {
@@ -410,7 +410,7 @@ TEST(KvSpec, SnapKv) {
 
   EXPECT_EQ(ParseError("snapkv:window=8"), "missing key 'budget' for policy 'snapkv'");
   EXPECT_EQ(ParseError("snapkv:budget=64,heavy=3"),
-            "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel, pyramid)");
+            "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel, pyramid, keep)");
   EXPECT_EQ(ParseError("snapkv:budget=64,kernel=4"),
             "bad value '4' for 'kernel': expected an odd number of positions up to 2147483647 "
             "(the pooling is centred on each token; 1 is none)");
@@ -460,7 +460,7 @@ TEST(KvSpec, Pyramid) {
   EXPECT_EQ(ParseError("h2o:heavy=8,recent=8,pyramid=yes"),
             "bad value 'yes' for 'pyramid': expected a non-negative integer");
   EXPECT_EQ(ParseError("local:recent=8,pyramid=2"),
-            "unknown key 'pyramid' for policy 'local' (valid: recent)");
+            "unknown key 'pyramid' for policy 'local' (valid: recent, keep)");
   EXPECT_EQ(ResolveError("h2o:heavy=1073741823,recent=1,pyramid=2", std::nullopt),
             "a pyramid needs a KV budget of at most 1073741823 tokens "
             "(h2o:heavy=1073741823,recent=1,pyramid=2 gives 1073741824)");
@@ -505,6 +505,38 @@ TEST(SplitKvSpecList, Errors) {
   }
   EXPECT_NE(SplitKvSpecList("heavy=8,full").status().message().find("before any policy"),
             std::string::npos);
+}
+
+// keep=N, a key of every evicting policy: pinned first tokens on top of the
+// budget, in the plan's description, read back by the parser; a count,
+// never a percentage, at most the budget; full takes none.
+TEST(KvSpec, KeepPinsFirstTokensOnTopOfTheBudget) {
+  for (const char* text : {"h2o:heavy=8,recent=8,keep=4", "snapkv:budget=16,window=4,keep=4",
+                           "local:recent=16,keep=4", "tova:k=16,keep=4",
+                           "random:k=8,recent=8,seed=1,keep=4", "sink:sinks=2,recent=14,keep=4"}) {
+    SCOPED_TRACE(text);
+    const KvPlan plan = ResolveKvSpec(ParseKvSpec(text).value(), std::nullopt).value();
+    EXPECT_EQ(plan.keep, 4);
+    EXPECT_EQ(plan.budget, 16);
+    const std::string described = plan.Describe();
+    EXPECT_NE(described.find(",keep=4"), std::string::npos) << described;
+    EXPECT_EQ(ResolveKvSpec(ParseKvSpec(described).value(), std::nullopt).value().Describe(),
+              described);
+  }
+  EXPECT_EQ(ResolveKvSpec(ParseKvSpec("h2o:heavy=8,recent=8").value(), std::nullopt)->Describe(),
+            "h2o:heavy=8,recent=8");
+  EXPECT_NE(ParseError("h2o:heavy=8,recent=8,keep=10%").find("keep"), std::string::npos);
+  auto over = ResolveKvSpec(ParseKvSpec("h2o:heavy=8,recent=8,keep=17").value(), std::nullopt);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("more tokens than the policy's budget of 16"),
+            std::string::npos);
+  EXPECT_EQ(ParseError("full:keep=4"), "unknown key 'keep' for policy 'full' (it takes no parameters)");
+  KvSpec spec = ParseKvSpec("h2o:heavy=8,recent=8").value();
+  SetKvKeep(spec, 6);
+  EXPECT_EQ(ResolveKvSpec(spec, std::nullopt)->keep, 6);
+  KvSpec full = ParseKvSpec("full").value();
+  SetKvKeep(full, 6);
+  EXPECT_TRUE(full.params.empty());
 }
 
 }  // namespace

@@ -77,18 +77,23 @@ enum class Signal { kNone, kAccumulate, kStep };
 // every step, and (when `recent_for_sim` >= 0) the exact kept set against
 // SimEvict, which then also drives the scores. `sinks` > 0 also checks that positions 0..sinks-1 stay.
 // `score`: h2o's variant the simulation follows (ema: every token appended
-// first multiplies the head's scores by the decay).
+// first multiplies the head's scores by the decay). `pinned` > 0: the
+// cache pins positions 0..pinned-1 on top of the policy's budget
+// (KvCacheConfig::n_keep); they must all stay, and the policy must keep of
+// the rest exactly what it keeps of them alone.
 void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t recent,
               int32_t recent_for_sim, int32_t sinks, int32_t n_tokens, uint64_t seed,
-              H2oScore score = {}) {
+              H2oScore score = {}, int32_t pinned = 0) {
   const int32_t budget = policy->budget();
+  const int32_t held = budget + pinned;
   const std::string name = policy->name();
   KvCacheConfig config;
   config.n_layer = kLayers;
   config.n_head_kv = kHeads;
   config.head_dim = kHeadDim;
-  config.budget = budget;
-  config.capacity = budget + kMaxChunk;
+  config.budget = held;
+  config.capacity = held + kMaxChunk;
+  config.n_keep = pinned;
   config.types = {TensorType::kF16, TensorType::kF16};
   KvCache cache(config, std::move(policy));
   std::mt19937_64 rng(seed);
@@ -111,7 +116,7 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
           if (score.kind == H2oScore::Kind::kEma) {
             for (SimToken& token : tokens) token.score *= score.decay;
           }
-          if (recent_for_sim >= 0) tokens.push_back({t, 0.0});
+          if (recent_for_sim >= 0 && t >= pinned) tokens.push_back({t, 0.0});
         }
         // "Attention": multiples of 1/4 keep every sum exact and ties common.
         for (SimToken& token : tokens) {
@@ -132,8 +137,12 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
       for (int32_t h = 0; h < kHeads; ++h) {
         const std::vector<int32_t> kept = KeptPositions(cache, l, h);
         const int32_t end = pos + chunk;
-        ASSERT_EQ(cache.count(l, h), std::min(end, budget)) << name << " pos " << end;
-        ASSERT_EQ(static_cast<int32_t>(kept.size()), std::min(end, budget));
+        ASSERT_EQ(cache.count(l, h), std::min(end, held)) << name << " pos " << end;
+        ASSERT_EQ(static_cast<int32_t>(kept.size()), std::min(end, held));
+        for (int32_t p = 0; p < std::min(pinned, end); ++p) {
+          ASSERT_TRUE(std::binary_search(kept.begin(), kept.end(), p))
+              << name << ": pinned position " << p << " evicted at " << end;
+        }
         for (int32_t p = std::max(0, end - recent); p < end; ++p) {
           ASSERT_TRUE(std::binary_search(kept.begin(), kept.end(), p))
               << name << ": recent position " << p << " evicted at " << end;
@@ -143,7 +152,7 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
               << name << ": sink " << p << " evicted at " << end;
         }
         const KvHeadView view = cache.View(l, h);
-        ASSERT_LE(view.n_slots, budget) << "spilled tokens left after eviction";
+        ASSERT_LE(view.n_slots, held) << "spilled tokens left after eviction";
         for (int32_t p : kept) {
           const int32_t slot = SlotOf(cache, l, h, p);
           const KvRows& want = rows[{l, h, p}];
@@ -156,6 +165,7 @@ void Simulate(std::unique_ptr<EvictionPolicy> policy, Signal signal, int32_t rec
         }
         if (recent_for_sim >= 0) {
           std::vector<int32_t> expected;
+          for (int32_t p = 0; p < std::min(pinned, end); ++p) expected.push_back(p);
           for (const SimToken& t : sim[l * kHeads + h]) expected.push_back(t.pos);
           std::sort(expected.begin(), expected.end());
           ASSERT_EQ(kept, expected) << name << " layer " << l << " head " << h << " at " << end;
@@ -243,6 +253,20 @@ TEST(PolicyCache, SinksAreNeverEvicted) {
 TEST(PolicyCache, RandomKeepsTheWindowAndTheBudget) {
   Simulate(std::make_unique<RandomPolicy>(6, 5, 99), Signal::kNone, 5, -1, 0, 1000, 10);
   Simulate(std::make_unique<RandomPolicy>(6, 0, 3), Signal::kNone, 0, -1, 0, 300, 11);
+}
+
+// Pinned tokens (--kv-keep) under every policy: the first tokens stay in
+// every head, on top of the budget, and the policy keeps of the rest what
+// the plain simulation keeps of them alone (sink's sinks are then the first
+// tokens after the pinned ones).
+TEST(PolicyCache, PinnedTokensStayAndThePolicyGovernsTheRest) {
+  Simulate(std::make_unique<H2oPolicy>(6, 5), Signal::kAccumulate, 5, 5, 0, 600, 31, {}, 3);
+  Simulate(std::make_unique<H2oPolicy>(1, 9), Signal::kAccumulate, 9, 9, 0, 300, 32, {}, 7);
+  Simulate(std::make_unique<H2onlyPolicy>(7), Signal::kAccumulate, 0, 0, 0, 400, 33, {}, 2);
+  Simulate(std::make_unique<TovaPolicy>(7), Signal::kStep, 0, 0, 0, 400, 34, {}, 4);
+  Simulate(std::make_unique<LocalPolicy>(9), Signal::kNone, 9, 9, 0, 300, 35, {}, 5);
+  Simulate(std::make_unique<SinkPolicy>(2, 6), Signal::kNone, 6, -1, 0, 300, 36, {}, 3);
+  Simulate(std::make_unique<RandomPolicy>(6, 5, 7), Signal::kNone, 5, -1, 0, 300, 37, {}, 4);
 }
 
 }  // namespace

@@ -392,5 +392,53 @@ TEST(Serve, AChatConversationUnderH2oResumesEveryTurn) {
   }
 }
 
+// n_keep -1 on a chat pins its system prompt (the tokens the prompt shares
+// with the system message rendered alone) in every head on top of the
+// budget; n_keep past the prompt is a 400 naming it.
+TEST(Serve, NKeepPinsAChatsSystemPrompt) {
+  ServerOptions o = Running::Defaults();
+  o.kv_endpoint = true;
+  Running s(o);
+  const std::string system = "You are a storyteller who tells short tales about animals.";
+  const json messages = {{{"role", "system"}, {"content", system}},
+                         {{"role", "user"}, {"content", "A cat and a dog"}}};
+  const json r = s.Post("/v1/chat/completions", {{"messages", messages},
+                                                 {"max_tokens", 120},
+                                                 {"ignore_eos", true},
+                                                 {"temperature", 0},
+                                                 {"n_keep", -1},
+                                                 {"kv", "h2o:heavy=40,recent=40"}});
+  const std::string policy = r["usage"]["kv_policy"];
+  ASSERT_EQ(policy.rfind("h2o:heavy=40,recent=40,keep=", 0), 0u) << policy;
+  const int keep = std::stoi(policy.substr(policy.find("keep=") + 5));
+  EXPECT_GT(r["usage"]["evictions"].get<int64_t>(), 0);
+  // The pinned tokens are the system segment: its text, not the user's.
+  const std::vector<ChatMessage> chat = {{"system", system}, {"user", "A cat and a dog"}};
+  const std::vector<int32_t> prompt =
+      StoriesTokenizer().Encode(RenderChat(ChatTemplate::kChatml, chat).value(), true);
+  const std::string pinned = StoriesTokenizer().Decode(
+      std::vector<int32_t>(prompt.begin(), prompt.begin() + keep), false);
+  EXPECT_NE(pinned.find(system), std::string::npos) << pinned;
+  EXPECT_EQ(pinned.find("A cat"), std::string::npos) << pinned;
+  const json state = json::parse(
+      s.Client().Get(("/v1/kv/" + r["id"].get<std::string>()).c_str())->body);
+  for (const json& layer : state["layers"]) {
+    for (const json& head : layer["heads"]) {
+      const auto pos = head["positions"].get<std::vector<int>>();
+      ASSERT_EQ(std::ssize(pos), 80 + keep);
+      for (int i = 0; i < keep; ++i) EXPECT_EQ(pos[i], i);
+    }
+  }
+  auto bad = s.Client().Post("/v1/completions",
+                             json({{"prompt", "Once upon a time"},
+                                   {"n_keep", 50},
+                                   {"kv", "h2o:heavy=8,recent=8"}})
+                                 .dump(),
+                             "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["param"], "n_keep");
+}
+
 }  // namespace
 }  // namespace h2o::server

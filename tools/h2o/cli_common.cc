@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <limits>
 #include <thread>
 
 #include "cli_log.h"
@@ -45,6 +46,17 @@ void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk, bool
                  "h2only:heavy=64, tova:k=128, random:k=64,recent=64,seed=1, "
                  "snapkv:budget=128,window=32; h2o also takes score=mean or "
                  "score=ema,decay=0.9, and h2o and snapkv take pyramid=20 (README: --kv)")
+      ->capture_default_str();
+  cmd.add_option("--kv-keep", flags.kv_keep,
+                 "pin the first N tokens in every head whatever the policy evicts, on top of its "
+                 "budget (-1: the whole prompt; chat: the system prompt); as keep=N in --kv")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text.starts_with('-') && text != "-1"
+                       ? "must be a token count, or -1 for the whole prompt"
+                       : "";
+          },
+          "N"))
       ->capture_default_str();
   cmd.add_flag("--kv-pos-shift", flags.kv_pos_shift,
                "sink/h2o: rotate cached keys by their rank in the cache, so the sequence can "
@@ -168,10 +180,23 @@ int32_t ThreadCount(const ModelFlags& flags) {
 }
 
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
-                                          std::optional<int64_t> prompt_len) {
+                                          std::optional<int64_t> prompt_len,
+                                          std::optional<int64_t> keep_all) {
   SessionOptions o;
   auto spec = ParseKvSpec(flags.kv_spec);
   if (!spec.ok()) return spec.status().WithContext("--kv");
+  if (flags.kv_keep != 0) {
+    if (spec->params.contains("keep")) {
+      return Status::Error("--kv-keep: the --kv spec already says keep=; give one of them");
+    }
+    const int64_t keep = flags.kv_keep == -1 ? keep_all.value_or(prompt_len.value_or(0))
+                                             : flags.kv_keep;
+    if (prompt_len && keep > *prompt_len) {
+      return Status::Error(fmt::format("--kv-keep: {} tokens is more than the prompt's {}", keep,
+                                       *prompt_len));
+    }
+    SetKvKeep(*spec, keep);
+  }
   auto plan = ResolveKvSpec(*spec, prompt_len);
   if (!plan.ok()) return plan.status().WithContext("--kv");
   for (const std::string& warning : KvSpecWarnings(*spec, prompt_len)) Warn("--kv: {}", warning);

@@ -27,6 +27,7 @@ struct ModelFlags {
   std::string kv_type = "f16";
   std::string kv_type_k, kv_type_v;  // -ctk/-ctv; empty: kv_type
   std::string kv_spec = "full";
+  int64_t kv_keep = 0;  // --kv-keep; -1: the whole prompt (chat: the system prompt)
   bool kv_pos_shift = false;
   std::string kv_dump_path;
   bool check_tensors = false;
@@ -34,7 +35,7 @@ struct ModelFlags {
 };
 
 // Adds -m/--model (required), -c/--ctx-size, -t/--threads, -b/--batch-size
-// (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-pos-shift,
+// (alias --chunk), --kv-type, --cache-type-k/v, --kv, --kv-keep, --kv-pos-shift,
 // --kv-dump, --check-tensors, --no-repack. kv_type_list: --kv-type takes a
 // comma-separated list (a sweep: KvTypeList), not one type.
 void AddModelFlags(CLI::App& cmd, ModelFlags& flags, int32_t default_chunk,
@@ -97,9 +98,11 @@ std::string KvTypeName(const ModelFlags& flags);
 int32_t ThreadCount(const ModelFlags& flags);
 // Checks --kv, the KV types and that --kv-dump can be written; warns about
 // what KvSpecWarnings finds. Percent budgets in --kv resolve against
-// prompt_len (an error when it is nullopt).
+// prompt_len (an error when it is nullopt). --kv-keep pins that many first
+// tokens, at most prompt_len; -1 pins keep_all (default: prompt_len).
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
-                                          std::optional<int64_t> prompt_len);
+                                          std::optional<int64_t> prompt_len,
+                                          std::optional<int64_t> keep_all = std::nullopt);
 // Writes, per layer and KV head, the kept positions and their scores as
 // JSON (atomically: no partial file on failure), then notes "wrote PATH".
 Status WriteKvDump(const KvCache& cache, const std::string& path);

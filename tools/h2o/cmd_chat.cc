@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/system_prompt.h"
 #include "chat_template_flag.h"
 #include "cli_common.h"
 #include "cli_errors.h"
@@ -90,7 +91,13 @@ int RunChat(const ChatFlags& f) {
   const int64_t n_ctx = f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
   // Percent budgets are of the whole context: a conversation has no prompt
   // length known in advance.
-  auto options = MakeSessionOptions(f.model, n_ctx);
+  std::vector<ChatMessage> messages;
+  if (!f.system.empty()) messages.push_back({"system", f.system});
+  // --kv-keep -1 pins the system prompt: what every turn's prompt shares
+  // with it (a first user message stands for them).
+  std::vector<ChatMessage> probe = messages;
+  probe.push_back({"user", "?"});
+  auto options = MakeSessionOptions(f.model, n_ctx, SystemPromptTokens(**chat, probe, *tokenizer));
   if (!options.ok()) return Fail(options.status());
   auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
@@ -99,8 +106,6 @@ int RunChat(const ChatFlags& f) {
   NoteSeed(f.sampling, sampling);
 
   CatchInterrupt();
-  std::vector<ChatMessage> messages;
-  if (!f.system.empty()) messages.push_back({"system", f.system});
   std::string in_cache;  // the text whose tokens the cache holds
   Note("h2o chat ({} template): Ctrl-C stops a reply, Ctrl-D ends", ChatTemplateName(**chat));
   for (;;) {

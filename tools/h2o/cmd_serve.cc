@@ -128,6 +128,7 @@ int RunServe(const ServeFlags& f) {
   o.sequence = *session;
   o.sequence.n_ctx = session->n_ctx > 0 ? session->n_ctx : model.hparams().n_ctx_train;
   o.default_kv = *spec;
+  o.default_keep = f.model.kv_keep;
   o.kv_memory_bytes = *kv_mem;
   o.prompt_cache_bytes = f.no_prompt_cache ? 0 : std::min(cache_ram, *kv_mem);
   o.cache_dir = f.cache_dir;

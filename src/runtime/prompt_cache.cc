@@ -5,7 +5,8 @@
 namespace h2o {
 
 bool PromptCache::Insert(std::vector<int32_t> tokens, SequenceState state, size_t limit,
-                         const std::function<bool(const SequenceState&)>& same_kind) {
+                         const std::function<bool(const SequenceState&)>& same_kind,
+                         bool shared) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->tokens == tokens && same_kind(it->state)) {
       bytes_ -= it->bytes;
@@ -19,7 +20,7 @@ bool PromptCache::Insert(std::vector<int32_t> tokens, SequenceState state, size_
     return false;
   }
   ShrinkTo(limit - bytes);
-  entries_.push_front({std::move(tokens), std::move(state), bytes});
+  entries_.push_front({std::move(tokens), std::move(state), bytes, shared});
   bytes_ += bytes;
   return true;
 }
@@ -44,11 +45,19 @@ std::optional<PromptCache::Hit> PromptCache::Find(
 size_t PromptCache::DropPrefixesOf(std::span<const int32_t> tokens,
                                    const std::function<bool(const SequenceState&)>& same_kind) {
   return std::erase_if(entries_, [&](const Entry& e) {
-    const bool drop = e.tokens.size() < tokens.size() &&
+    const bool drop = !e.shared && e.tokens.size() < tokens.size() &&
                       std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin()) &&
                       same_kind(e.state);
     if (drop) bytes_ -= e.bytes;
     return drop;
+  });
+}
+
+bool PromptCache::Holds(std::span<const int32_t> tokens,
+                        const std::function<bool(const SequenceState&)>& same_kind) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+    return std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin(), tokens.end()) &&
+           same_kind(e.state);
   });
 }
 

@@ -30,8 +30,10 @@ class PromptCache {
   // same tokens that `same_kind` accepts, and drops the least recently used
   // entries until everything fits in `limit` bytes; a state larger than
   // `limit` is not kept. Returns whether it was kept.
+  // A `shared` entry (a prefix many requests begin with, such as a system
+  // prompt) is never dropped by DropPrefixesOf.
   bool Insert(std::vector<int32_t> tokens, SequenceState state, size_t limit,
-              const std::function<bool(const SequenceState&)>& same_kind);
+              const std::function<bool(const SequenceState&)>& same_kind, bool shared = false);
 
   // What an entry of `tokens` and `state` costs against the limit.
   static size_t EntryBytes(std::span<const int32_t> tokens, const SequenceState& state) {
@@ -49,12 +51,15 @@ class PromptCache {
                           const std::function<bool(const SequenceState&)>& can_load);
 
   // Drops the entries of fewer tokens than `tokens` that begin it and that
-  // `same_kind` accepts: a conversation's earlier turns, which its newer
+  // `same_kind` accepts, shared ones apart: a conversation's earlier turns, which its newer
   // state supersedes (so a conversation costs one turn's states, not all
   // of them). Returns how many were dropped.
   size_t DropPrefixesOf(std::span<const int32_t> tokens,
                         const std::function<bool(const SequenceState&)>& same_kind);
 
+  // Whether an entry of exactly `tokens` that `same_kind` accepts is kept.
+  bool Holds(std::span<const int32_t> tokens,
+             const std::function<bool(const SequenceState&)>& same_kind) const;
   // The most recently used entry of exactly `tokens`, or null.
   const SequenceState* FindExact(std::span<const int32_t> tokens) const;
   // Drops every entry whose tokens begin `tokens`, up to all of them (of
@@ -89,6 +94,7 @@ class PromptCache {
     std::vector<int32_t> tokens;
     SequenceState state;
     size_t bytes;
+    bool shared = false;
   };
   std::list<Entry> entries_;  // most recently used first
   size_t bytes_ = 0;

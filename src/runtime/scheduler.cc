@@ -235,7 +235,11 @@ void Scheduler::Admit() {
 }
 
 int32_t Scheduler::ChunkLength(const Running& r) const {
-  const size_t left = r.request.prompt.size() - r.prompt_fed;
+  // A shared prefix ends a piece.
+  const auto shared = static_cast<size_t>(std::max(0, r.request.shared_prefix));
+  const size_t left = (r.prompt_fed < shared ? std::min(shared, r.request.prompt.size())
+                                             : r.request.prompt.size()) -
+                      r.prompt_fed;
   return static_cast<int32_t>(std::min(
       {left, static_cast<size_t>(r.sequence->max_chunk()), static_cast<size_t>(step_tokens_)}));
 }
@@ -384,7 +388,10 @@ bool Scheduler::Step() {
       r.fed_generated += 1;
       continue;
     }
+    const size_t before = r.prompt_fed;
     r.prompt_fed += batch_[i].tokens.size();
+    const auto shared = static_cast<size_t>(std::max(0, r.request.shared_prefix));
+    if (before < shared && r.prompt_fed == shared && r.prefilling()) KeepSharedPrefix(r);
     if (!r.prefilling()) (void)KeepState(r, 0);  // the prompt's end: a regenerate starts here
   }
   const int64_t generated = TakeTokens();

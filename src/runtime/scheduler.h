@@ -99,6 +99,12 @@ struct Request {
   // Whether the request may resume from, and leaves its states in, the
   // prompt cache (llama-server's cache_prompt).
   bool cache_prompt = true;
+  // The prompt's first tokens that other requests begin with too (a chat's
+  // system prompt; 0: none): they enter as pieces of their own, so every
+  // request with them evicts alike, and the state after them is kept in
+  // the prompt cache for the others (never superseded by one
+  // conversation's later turns).
+  int32_t shared_prefix = 0;
   // Called for each generated token (not for an end-of-generation token)
   // and once more when the request finishes; returning false from a token
   // event stops the request (kStopped: a client gone). May be empty.
@@ -140,6 +146,7 @@ struct SchedulerStats {
   int64_t prompt_cache_hits = 0;           // requests resumed from a kept state
   int64_t prompt_cache_tokens_reused = 0;  // prompt tokens those did not feed
   int64_t prompt_cache_evictions = 0;      // states dropped for room
+  int64_t prompt_cache_shared_kept = 0;    // shared prefixes' states kept
 };
 
 // One running request as Scheduler::Slots() reports it (the server's
@@ -239,6 +246,7 @@ class Scheduler {
   // n_generated_fed tokens; resumes a just admitted r from the longest
   // kept prefix of its prompt.
   bool KeepState(Running& r, size_t n_generated_fed);  // whether it was kept
+  void KeepSharedPrefix(Running& r);  // r's state right after its shared prefix
   void SpillEvicted();  // what the RAM tier dropped, to the disk tier; takes mu_
   void Resume(Running& r);
   size_t PromptCacheLimit() const;

@@ -48,6 +48,27 @@ bool Scheduler::KeepState(Running& r, size_t n_generated_fed) {
   return kept;
 }
 
+void Scheduler::KeepSharedPrefix(Running& r) {
+  if (options_.prompt_cache_bytes == 0 || !r.request.cache_prompt || r.sequence == nullptr) return;
+  const Sequence& saver = *r.sequence;
+  const auto same_kind = [&saver](const SequenceState& kept) { return saver.CanLoadState(kept); };
+  const std::span<const int32_t> prefix(r.request.prompt.data(), r.prompt_fed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (prompt_cache_.Holds(prefix, same_kind)) return;  // kept once, for all
+  }
+  SequenceState state;
+  saver.SaveState(state);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    (void)prompt_cache_.Insert(std::vector<int32_t>(prefix.begin(), prefix.end()),
+                               std::move(state), PromptCacheLimit(), same_kind, /*shared=*/true);
+    stats_.prompt_cache_shared_kept += 1;
+    UpdateCacheStats();
+  }
+  SpillEvicted();
+}
+
 void Scheduler::SpillEvicted() {
   if (options_.state_dir == nullptr) return;
   std::vector<PromptCache::Evicted> evicted;

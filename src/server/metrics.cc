@@ -73,6 +73,10 @@ std::string Metrics::Render(const SchedulerStats& stats, const HttpStats& http) 
   Add(out, "h2o_prompt_cache_evictions_total", "counter",
       "Kept states dropped to make room (for requests or newer states).",
       static_cast<double>(stats.prompt_cache_evictions));
+  Add(out, "h2o_prompt_cache_shared_prefixes_total", "counter",
+      "States kept after a shared prefix (a chat's system prompt), for every conversation that "
+      "begins with it.",
+      static_cast<double>(stats.prompt_cache_shared_kept));
   Add(out, "h2o_http_connections_open", "gauge", "Open client connections.",
       static_cast<double>(http.connections_open));
   Add(out, "h2o_http_connections_total", "counter", "Client connections accepted.",

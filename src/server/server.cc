@@ -414,11 +414,14 @@ struct Server::Impl {
     }
     const int64_t n_prompt = static_cast<int64_t>(prompt.size());
     CompletionPlan run;
-    const KeepTokens keep{
-        .default_keep = options.default_keep,
-        .keep_all = chat && options.chat_template
-                        ? SystemPromptTokens(*options.chat_template, params->messages, tokenizer)
-                        : n_prompt};
+    // A chat's system prompt: what n_keep -1 pins, and the prefix whose
+    // state the prompt cache keeps for every conversation that starts so.
+    const int64_t system_tokens =
+        chat && options.chat_template
+            ? SystemPromptTokens(*options.chat_template, params->messages, tokenizer)
+            : 0;
+    const KeepTokens keep{.default_keep = options.default_keep,
+                          .keep_all = chat ? system_tokens : n_prompt};
     if (auto e = PlanCompletion(*params, n_prompt, ContextSize(), options.default_kv,
                                 kDefaultMaxTokens, keep, run)) {
       SendError(req, *ex, *e);
@@ -457,6 +460,7 @@ struct Server::Impl {
     generation.stop = params->stop;
     generation.stop_at_end = !params->ignore_eos;
     request.cache_prompt = params->cache_prompt;
+    request.shared_prefix = static_cast<int32_t>(system_tokens);
     if (options.kv_endpoint || params->kv_endpoint) {
       c->kv_state = kv_states.Track(c->header.id, prompt, *ApiKeyIndex(req));
       request.on_cache = [kv_state = c->kv_state](const Sequence& sequence, bool final) {

@@ -501,10 +501,11 @@ struct Turn {
 };
 
 Turn RunTurn(Scheduler& scheduler, const std::vector<int32_t>& prompt, const SequenceOptions& o,
-             int32_t max_tokens) {
+             int32_t max_tokens, int32_t shared_prefix = 0) {
   Turn turn;
   Request r;
   r.prompt = prompt;
+  r.shared_prefix = shared_prefix;
   r.sequence = o;
   r.generation.sampling.temperature = 0.0f;
   r.generation.max_tokens = max_tokens;
@@ -594,6 +595,40 @@ TEST(SchedulerPromptCache, ASecondTurnGivesWhatOneContinuousSessionGives) {
     // The second turn superseded the first's states: the conversation
     // keeps its prompt's end and where it stopped.
     EXPECT_EQ(scheduler.Stats().prompt_cache_entries, 2);
+  }
+}
+
+// Conversations that begin with one system prompt: the first keeps the
+// state after it, once; every other resumes from it, and a conversation's
+// later turns do not supersede it. Each gives what one session fed the
+// prefix as a piece of its own (in chunks), then the rest, gives.
+TEST(SchedulerPromptCache, ASharedPrefixIsKeptOnceAndResumesEveryConversation) {
+  auto engine = NewEngine();
+  for (const char* kv : {"h2o:heavy=8,recent=8", "full", "snapkv:budget=14,window=4",
+                         "random:k=12,seed=3"}) {
+    SCOPED_TRACE(kv);
+    const SequenceOptions o = Options(kv);
+    Scheduler scheduler(*engine, {.prompt_cache_bytes = size_t{1} << 30});
+    const std::vector<int32_t> system = Prompt(11, 21);  // chunks of 16: a piece ends at 21
+    const auto with = [&](int seed, int n) {
+      std::vector<int32_t> p = system;
+      for (const int32_t id : Prompt(seed, n)) p.push_back(id);
+      return p;
+    };
+    const std::vector<int32_t> a = with(12, 9), b = with(13, 7), c = with(15, 4);
+    const Turn one = RunTurn(scheduler, a, o, 5, 21);
+    EXPECT_EQ(one.cached, 0);
+    EXPECT_EQ(one.ids, ContinuousGreedy(o, a, {{21, 0}}, 5));
+    const Turn two = RunTurn(scheduler, b, o, 5, 21);
+    EXPECT_EQ(two.cached, 21);
+    EXPECT_EQ(two.ids, ContinuousGreedy(o, b, {{21, 0}}, 5));
+    EXPECT_EQ(scheduler.Stats().prompt_cache_shared_kept, 1);
+
+    const std::vector<int32_t> next = NextPrompt(a, one.ids, Prompt(14, 6));
+    const Turn again = RunTurn(scheduler, next, o, 3, 21);
+    EXPECT_EQ(again.cached, static_cast<int32_t>(a.size() + 4));
+    EXPECT_EQ(RunTurn(scheduler, c, o, 3, 21).cached, 21);
+    EXPECT_EQ(scheduler.Stats().prompt_cache_shared_kept, 1);
   }
 }
 

@@ -440,5 +440,41 @@ TEST(Serve, NKeepPinsAChatsSystemPrompt) {
   EXPECT_EQ(json::parse(bad->body)["error"]["param"], "n_keep");
 }
 
+// Two users' chats with one system prompt: the second conversation resumes
+// from the state the first left after the system prompt (kept once).
+TEST(Serve, ConversationsWithOneSystemPromptShareItsState) {
+  ServerOptions o = Running::Defaults();
+  o.prompt_cache_bytes = size_t{64} << 20;
+  Running s(o);
+  const std::string system = "You are a storyteller who tells short tales about animals.";
+  int32_t first_prompt = 0;
+  for (const char* user : {"A cat and a dog", "A fox in the snow"}) {
+    const json messages = {{{"role", "system"}, {"content", system}},
+                           {{"role", "user"}, {"content", user}}};
+    const json r = s.Post("/v1/chat/completions", {{"messages", messages},
+                                                   {"max_tokens", 8},
+                                                   {"temperature", 0},
+                                                   {"kv", "h2o:heavy=40,recent=40"}});
+    const int32_t cached = r["usage"]["prompt_tokens_details"]["cached_tokens"];
+    if (first_prompt == 0) {
+      EXPECT_EQ(cached, 0);
+      first_prompt = r["usage"]["prompt_tokens"];
+    } else {
+      // The system segment: at least the system text's own tokens, at
+      // most what the two prompts share.
+      const auto ids = [&](const char* who) {
+        const std::vector<ChatMessage> chat = {{"system", system}, {"user", who}};
+        return StoriesTokenizer().Encode(RenderChat(ChatTemplate::kChatml, chat).value(), true);
+      };
+      const std::vector<int32_t> a = ids("A cat and a dog"), b = ids(user);
+      const auto shared = std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin();
+      EXPECT_GE(cached, std::ssize(StoriesTokenizer().Encode(system, false)));
+      EXPECT_LE(cached, shared);
+      EXPECT_LT(cached, first_prompt);
+    }
+  }
+  EXPECT_EQ(s.Metric("h2o_prompt_cache_shared_prefixes_total"), "1");
+}
+
 }  // namespace
 }  // namespace h2o::server

@@ -202,7 +202,8 @@ class Scheduler {
   // bytes written. Errors: no disk tier, a bad name, no such state kept.
   Result<size_t> SaveKept(std::span<const int32_t> tokens, const std::string& name);
   // Reads save `name` into the prompt cache, where a request that begins
-  // with its tokens resumes from it; returns its tokens' count and bytes.
+  // with its tokens resumes from it; returns its tokens' count and the
+  // file's bytes.
   // nullopt: no such save. Errors: no disk tier, a bad name,
   // a file refused (state_file.h), larger than the cache's room.
   struct Restored {

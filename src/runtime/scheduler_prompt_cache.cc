@@ -157,7 +157,7 @@ Result<std::optional<Scheduler::Restored>> Scheduler::RestoreSaved(const std::st
   }
   H2O_ASSIGN_OR_RETURN(std::optional<StoredState> stored, options_.state_dir->ReadNamed(name));
   if (!stored) return std::optional<Restored>();
-  Restored restored{stored->tokens.size(), PromptCache::EntryBytes(stored->tokens, stored->state)};
+  const Restored restored{stored->tokens.size(), stored->file_bytes};
   const std::string plan = stored->state.kv_plan;
   const bool pos_shift = stored->state.pos_shift;
   bool kept = false;

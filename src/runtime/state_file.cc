@@ -238,6 +238,7 @@ Result<StoredState> ReadStateFile(const std::string& path, uint64_t model_finger
   }
   Reader r(std::string_view(bytes).substr(kHeadBytes, bytes.size() - kHeadBytes - sizeof(uint64_t)));
   StoredState out;
+  out.file_bytes = bytes.size();
   StateFileKey key = ReadKey(r);
   out.tokens = std::move(key.tokens);
   SequenceState& s = out.state;

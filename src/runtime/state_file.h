@@ -47,6 +47,7 @@ struct StateFileKey {
 struct StoredState {
   std::vector<int32_t> tokens;
   SequenceState state;
+  size_t file_bytes = 0;  // the file's size, as read
 };
 
 // Writes the state after `tokens` to `path`, atomically. Returns the bytes

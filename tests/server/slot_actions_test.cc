@@ -111,6 +111,7 @@ TEST(ServeCacheDir, SaveRestoreAndEraseANamedConversation) {
   Running s(WithCacheDir(dir.path));
   const json restored = s.Post("/slots/0?action=restore", {{"filename", "alice"}});
   EXPECT_EQ(restored["n_restored"], saved);
+  EXPECT_EQ(restored["n_read"], std::filesystem::file_size(dir.path + "/alice"));
   const json two = s.Post("/v1/completions", Completion(second));
   EXPECT_EQ(two["usage"]["prompt_tokens_details"]["cached_tokens"], saved);
   EXPECT_EQ(two["choices"][0]["text"], GreedyAlone(second, "full", 16, false).text);

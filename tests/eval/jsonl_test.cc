@@ -3,15 +3,21 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 
 #include "eval/task_format.h"
 
 namespace h2o {
 namespace {
 
+// A file of the running test's own: ctest runs this binary's tests at once.
 std::string Write(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "h2o_jsonl_test.jsonl";
+  const std::string path = ::testing::TempDir() + "h2o_jsonl_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid()) + ".jsonl";
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }

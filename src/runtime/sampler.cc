@@ -37,7 +37,7 @@ Sampler::Sampler(const SamplerOptions& options) : options_(options), rng_(option
 }
 
 void Sampler::Accept(int32_t id) {
-  if (options_.repeat_penalty == 1.0f || options_.repeat_last_n <= 0) return;
+  if (!options_.penalizes() || options_.repeat_last_n <= 0) return;
   if (recent_.size() < static_cast<size_t>(options_.repeat_last_n)) {
     recent_.push_back(id);
     return;
@@ -47,18 +47,62 @@ void Sampler::Accept(int32_t id) {
 }
 
 std::span<const float> Sampler::Penalized(std::span<const float> logits) {
-  if (options_.repeat_penalty == 1.0f || recent_.empty()) return logits;
+  const bool penalize = options_.penalizes() && !recent_.empty();
+  if (!penalize && options_.logit_bias.empty()) return logits;
   penalized_.assign(logits.begin(), logits.end());
-  // Once per distinct token, however often it recurs in the window.
+  for (const auto& [id, bias] : options_.logit_bias) {
+    if (id >= 0 && static_cast<size_t>(id) < penalized_.size()) penalized_[id] += bias;
+  }
+  if (!penalize) return penalized_;
+  // Each distinct token once, with how often it occurs in the window.
   distinct_.assign(recent_.begin(), recent_.end());
   std::sort(distinct_.begin(), distinct_.end());
-  distinct_.erase(std::unique(distinct_.begin(), distinct_.end()), distinct_.end());
-  for (const int32_t id : distinct_) {
+  for (size_t i = 0; i < distinct_.size();) {
+    size_t j = i;
+    while (j < distinct_.size() && distinct_[j] == distinct_[i]) ++j;
+    const int32_t id = distinct_[i];
+    const auto count = static_cast<float>(j - i);
+    i = j;
     if (id < 0 || static_cast<size_t>(id) >= penalized_.size()) continue;
     float& logit = penalized_[id];
     logit = logit > 0.0f ? logit / options_.repeat_penalty : logit * options_.repeat_penalty;
+    logit -= count * options_.frequency_penalty + options_.presence_penalty;
   }
   return penalized_;
+}
+
+size_t Sampler::Typical(size_t keep) {
+  // Probabilities at temperature 1 (it comes last), their entropy, and
+  // each candidate's distance from it.
+  const double max_logit = candidates_[0].first;
+  probs_.resize(keep);
+  double sum = 0.0;
+  for (size_t i = 0; i < keep; ++i) sum += probs_[i] = std::exp(candidates_[i].first - max_logit);
+  double entropy = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    const double p = probs_[i] / sum;
+    if (p > 0.0) entropy -= p * std::log(p);
+  }
+  typical_.resize(keep);
+  for (size_t i = 0; i < keep; ++i) {
+    const double p = probs_[i] / sum;
+    typical_[i] = {std::abs(-std::log(p) - entropy), i};
+  }
+  std::sort(typical_.begin(), typical_.end());  // nearest first, then by rank
+  double cumulative = 0.0;
+  size_t cut = 0;
+  while (cut < keep) {
+    cumulative += probs_[typical_[cut].second] / sum;
+    ++cut;
+    if (cumulative >= options_.typical_p) break;
+  }
+  // The kept ones, back in logit order.
+  std::vector<size_t>& kept = typical_kept_;
+  kept.clear();
+  for (size_t i = 0; i < cut; ++i) kept.push_back(typical_[i].second);
+  std::sort(kept.begin(), kept.end());
+  for (size_t i = 0; i < cut; ++i) candidates_[i] = candidates_[kept[i]];
+  return cut;
 }
 
 double Sampler::Uniform() {
@@ -88,25 +132,23 @@ int32_t Sampler::Sample(std::span<const float> raw_logits) {
   }
   candidates_.resize(keep);
 
+  // Every token banned (a bias of -inf on all): the first, as greedy would.
+  if (candidates_[0].first == -std::numeric_limits<float>::infinity()) return candidates_[0].second;
+  if (options_.typical_p < 1.0f) keep = Typical(keep);
   const double max_logit = candidates_[0].first;
-  std::vector<double>& probs = probs_;
-  probs.resize(keep);
-  double sum = 0.0;
-  for (size_t i = 0; i < keep; ++i) {
-    probs[i] = std::exp((candidates_[i].first - max_logit) / options_.temperature);
-    sum += probs[i];
-  }
   if (options_.top_p < 1.0f) {
+    // On the untempered probabilities, as llama.cpp (temperature comes last).
+    probs_.resize(keep);
+    double total = 0.0;
+    for (size_t i = 0; i < keep; ++i) total += probs_[i] = std::exp(candidates_[i].first - max_logit);
     double cumulative = 0.0;
-    size_t cut = keep;
     for (size_t i = 0; i < keep; ++i) {
-      cumulative += probs[i] / sum;
+      cumulative += probs_[i] / total;
       if (cumulative >= options_.top_p) {
-        cut = i + 1;
+        keep = i + 1;
         break;
       }
     }
-    keep = cut;
   }
   if (options_.min_p > 0.0f) {
     // p_i >= min_p * p_max, on the untempered logits: a prefix of the
@@ -116,9 +158,12 @@ int32_t Sampler::Sample(std::span<const float> raw_logits) {
     while (cut < keep && candidates_[cut].first >= floor) ++cut;
     keep = cut;
   }
-  if (keep < probs.size()) {
-    sum = 0.0;
-    for (size_t i = 0; i < keep; ++i) sum += probs[i];
+  std::vector<double>& probs = probs_;
+  probs.resize(keep);
+  double sum = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    probs[i] = std::exp((candidates_[i].first - max_logit) / options_.temperature);
+    sum += probs[i];
   }
   double r = Uniform() * sum;
   for (size_t i = 0; i < keep; ++i) {

@@ -11,8 +11,9 @@
 
 namespace h2o {
 
-// Applied in llama.cpp's order: repeat penalty (greedy too), top-k, top-p,
-// min-p, temperature.
+// Applied in llama.cpp's order: logit bias and the penalties (greedy too),
+// then top-k, typical-p, top-p and min-p (each on the untempered
+// probabilities of what the one before kept), then temperature.
 struct SamplerOptions {
   float temperature = 0.8f;  // <= 0: greedy
   int32_t top_k = 40;        // <= 0: all tokens
@@ -25,7 +26,22 @@ struct SamplerOptions {
   // (llama.cpp's rule); 1: off.
   float repeat_penalty = 1.0f;
   int32_t repeat_last_n = 64;
+  // OpenAI's penalties over the same window: a token's logit loses
+  // frequency_penalty per time it occurs there and presence_penalty once
+  // if it occurs at all; 0: off.
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  // Locally typical sampling (Meister et al. 2022): keeps the tokens whose
+  // surprisal is nearest the distribution's entropy, fewest first, until
+  // their probability reaches typical_p; >= 1: off.
+  float typical_p = 1.0f;
+  // Added to a token's logit before anything else (-inf: never sampled).
+  std::vector<std::pair<int32_t, float>> logit_bias = {};
   uint64_t seed = 0;
+
+  bool penalizes() const {
+    return repeat_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f;
+  }
 };
 
 class Sampler {
@@ -40,8 +56,11 @@ class Sampler {
 
  private:
   double Uniform();  // [0, 1)
-  // logits with the repeat penalty applied (logits itself when it is off).
+  // logits with the bias and penalties applied (logits itself when none is on).
   std::span<const float> Penalized(std::span<const float> logits);
+  // Cuts candidates_[0, keep) (sorted by logit) to the locally typical set,
+  // sorted by logit again; returns how many remain.
+  size_t Typical(size_t keep);
 
   SamplerOptions options_;
   std::mt19937_64 rng_;
@@ -51,6 +70,8 @@ class Sampler {
   size_t recent_next_ = 0;                             // where the next accepted one goes
   std::vector<int32_t> distinct_;                      // reused across calls
   std::vector<float> penalized_;                       // reused across calls
+  std::vector<std::pair<double, size_t>> typical_;     // reused across calls
+  std::vector<size_t> typical_kept_;                   // reused across calls
 };
 
 // Index of the largest value, lowest index on ties.

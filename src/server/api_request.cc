@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,7 @@ std::optional<ApiError> ReadMessages(const json& j, CompletionParams& out) {
     }
     ChatMessage cm;
     cm.role = message["role"].get<std::string>();
+    if (cm.role == "developer") cm.role = "system";  // OpenAI's newer name for it
     const json content = message.value("content", json());
     if (content.is_string()) {
       cm.content = content.get<std::string>();
@@ -103,6 +105,83 @@ std::optional<ApiError> ReadStop(const json& j, CompletionParams& out) {
   return std::nullopt;
 }
 
+// {"id": bias} (OpenAI) or [[id, bias], ...] (llama-server); a bias of
+// false bans the token.
+std::optional<ApiError> ReadLogitBias(const json& j, CompletionParams& out) {
+  if (!j.contains("logit_bias") || j["logit_bias"].is_null()) return std::nullopt;
+  const json& b = j["logit_bias"];
+  const auto add = [&](int64_t id, const json& bias) -> std::optional<ApiError> {
+    if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+      return Bad("logit_bias", "'logit_bias' keys must be token ids");
+    }
+    if (bias.is_boolean() && !bias.get<bool>()) {
+      out.logit_bias.emplace_back(static_cast<int32_t>(id), -std::numeric_limits<float>::infinity());
+      return std::nullopt;
+    }
+    if (!bias.is_number() || bias.get<double>() < -100.0 || bias.get<double>() > 100.0) {
+      return Bad("logit_bias", "a 'logit_bias' value must be a number from -100 to 100, or false");
+    }
+    out.logit_bias.emplace_back(static_cast<int32_t>(id), bias.get<float>());
+    return std::nullopt;
+  };
+  if (b.is_object()) {
+    for (const auto& [key, bias] : b.items()) {
+      int64_t id = -1;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (ec != std::errc() || end != key.data() + key.size()) id = -1;
+      if (auto e = add(id, bias)) return e;
+    }
+    return std::nullopt;
+  }
+  if (b.is_array()) {
+    for (const json& pair : b) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer()) {
+        return Bad("logit_bias", "'logit_bias' as an array holds [token id, bias] pairs");
+      }
+      if (auto e = add(pair[0].get<int64_t>(), pair[1])) return e;
+    }
+    return std::nullopt;
+  }
+  return Bad("logit_bias", "'logit_bias' must map token ids to biases");
+}
+
+std::optional<ApiError> ReadSampling(const json& j, CompletionParams& out) {
+  if (auto e = ReadNumber(j, "min_p", 0.0, 1.0, out.min_p)) return e;
+  if (auto e = ReadNumber(j, "typical_p", 0.0, 1.0, out.typical_p)) return e;
+  if (auto e = ReadNumber(j, "repeat_penalty", 0.0, 100.0, out.repeat_penalty)) return e;
+  if (j.contains("repeat_penalty") && j["repeat_penalty"].is_number() && out.repeat_penalty <= 0.0f) {
+    return Bad("repeat_penalty", "'repeat_penalty' must be greater than 0 (1: off)");
+  }
+  std::optional<int64_t> n;
+  if (auto e = ReadInt(j, "repeat_last_n", 0, std::numeric_limits<int32_t>::max(), n)) return e;
+  if (n) out.repeat_last_n = static_cast<int32_t>(*n);
+  if (auto e = ReadNumber(j, "frequency_penalty", -2.0, 2.0, out.frequency_penalty)) return e;
+  if (auto e = ReadNumber(j, "presence_penalty", -2.0, 2.0, out.presence_penalty)) return e;
+  return ReadLogitBias(j, out);
+}
+
+// A value that asks for nothing: null, false, 0, "", [], {}, "none",
+// "auto" for tool_choice without tools, or a response_format of text.
+bool AsksNothing(const std::string& key, const json& v) {
+  if (v.is_null() || v == false || v == 0 || v == "" || (v.is_array() && v.empty()) ||
+      (v.is_object() && v.empty())) {
+    return true;
+  }
+  if ((key == "tool_choice" || key == "function_call") && (v == "none" || v == "auto")) return true;
+  return key == "response_format" && v.is_object() && v.value("type", "") == "text";
+}
+
+std::optional<ApiError> RefuseUnsupported(const json& j) {
+  for (const char* key : kUnsupportedFields) {
+    if (j.contains(key) && !AsksNothing(key, j[key])) {
+      return Bad(key, fmt::format("'{}' is not supported by h2o serve (it would be ignored, so "
+                                  "it is refused)",
+                                  key));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
   if (!j.is_object()) return Bad("", "the request body must be a JSON object");
   out.chat = chat;
@@ -117,7 +196,16 @@ std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
     if (auto e = ReadInt(j, key, 1, std::numeric_limits<int32_t>::max(), v)) return e;
     if (v) out.max_tokens = static_cast<int32_t>(*v);
   }
+  if (!out.max_tokens) {
+    // llama-server's n_predict: -1 is the rest of the context.
+    v.reset();
+    if (auto e = ReadInt(j, "n_predict", -1, std::numeric_limits<int32_t>::max(), v)) return e;
+    if (v == 0) return Bad("n_predict", "'n_predict' must be -1 (the rest of the context) or >= 1");
+    if (v && *v > 0) out.max_tokens = static_cast<int32_t>(*v);
+  }
   if (auto e = ReadInt(j, "n_keep", -1, std::numeric_limits<int32_t>::max(), out.n_keep)) return e;
+  if (auto e = ReadSampling(j, out)) return e;
+  if (auto e = RefuseUnsupported(j)) return e;
   if (auto e = ReadNumber(j, "temperature", 0.0, 2.0, out.temperature)) return e;
   if (auto e = ReadNumber(j, "top_p", 0.0, 1.0, out.top_p)) return e;
   if (j.contains("top_p") && j["top_p"].is_number() && out.top_p <= 0.0f) {

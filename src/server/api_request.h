@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chat/chat_template.h"
@@ -40,6 +41,14 @@ struct CompletionParams {
   float temperature = 1.0f;
   float top_p = 1.0f;
   int32_t top_k = 0;
+  // llama-server's and OpenAI's sampling fields (runtime/sampler.h).
+  float min_p = 0.0f;
+  float typical_p = 1.0f;
+  float repeat_penalty = 1.0f;
+  int32_t repeat_last_n = 64;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // ids not yet checked against the vocabulary
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;  // at most 4, none empty
   bool stream = false;
@@ -64,10 +73,19 @@ struct CompletionParams {
   bool kv_endpoint = false;
 };
 
+// Fields a client may send that h2o does not implement: each is a 400
+// naming it, never accepted and ignored (a value that changes nothing,
+// such as "tools": [], is accepted).
+inline constexpr const char* kUnsupportedFields[] = {
+    "tools",        "tool_choice",     "functions",       "function_call",  "response_format",
+    "grammar",      "json_schema",     "mirostat",        "dry_multiplier", "xtc_probability",
+    "suffix",       "n_probs",         "prediction",      "audio",          "modalities"};
+
 // Parses a /v1/completions (chat = false) or /v1/chat/completions body,
 // refusing one deeper than kMaxJsonDepth (json_fields.h) before parsing it.
-// Fields OpenAI defines that change nothing here (user, frequency_penalty
-// 0, ...) are accepted; n other than 1, best_of, and wrong types are errors.
+// Fields that change nothing (user, metadata) are accepted; n other than 1,
+// best_of, kUnsupportedFields asking for something, and wrong types or
+// ranges are errors.
 std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,
                                                CompletionParams& out);
 

@@ -412,6 +412,16 @@ struct Server::Impl {
       SendError(req, *ex, *e);
       return;
     }
+    for (const auto& [id, bias] : params->logit_bias) {
+      if (id >= model.hparams().n_vocab) {
+        SendError(req, *ex,
+                  {400,
+                   fmt::format("'logit_bias' names token {}, not below the vocabulary size {}", id,
+                               model.hparams().n_vocab),
+                   "invalid_request_error", "logit_bias", ""});
+        return;
+      }
+    }
     const int64_t n_prompt = static_cast<int64_t>(prompt.size());
     CompletionPlan run;
     // A chat's system prompt: what n_keep -1 pins, and the prefix whose
@@ -454,6 +464,13 @@ struct Server::Impl {
     generation.sampling.temperature = params->temperature;
     generation.sampling.top_p = params->top_p;
     generation.sampling.top_k = params->top_k;
+    generation.sampling.min_p = params->min_p;
+    generation.sampling.typical_p = params->typical_p;
+    generation.sampling.repeat_penalty = params->repeat_penalty;
+    generation.sampling.repeat_last_n = params->repeat_last_n;
+    generation.sampling.frequency_penalty = params->frequency_penalty;
+    generation.sampling.presence_penalty = params->presence_penalty;
+    generation.sampling.logit_bias = params->logit_bias;
     generation.sampling.seed = params->seed.value_or(
         static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
     generation.max_tokens = max_tokens;

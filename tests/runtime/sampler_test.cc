@@ -198,5 +198,82 @@ TEST(MinP, CutsOnTheUntemperedProbabilities) {
   EXPECT_GT(f[1], 0.4);  // 0.3^(1/5) / (0.5^(1/5) + 0.3^(1/5)) = 0.475
 }
 
+// OpenAI's penalties, worked by hand: token 0 (3.0) accepted twice loses
+// 2 x frequency + presence.
+TEST(Penalties, FrequencyPerOccurrenceAndPresenceOnce) {
+  const std::vector<float> logits = {3.0f, 2.5f, 0.0f};
+  SamplerOptions o = Greedy();
+  o.frequency_penalty = 0.2f;
+  o.presence_penalty = 0.2f;  // 3.0 - 0.4 - 0.2 = 2.4 < 2.5
+  Sampler a(o);
+  a.Accept(0);
+  a.Accept(0);
+  EXPECT_EQ(a.Sample(logits), 1);
+  o.frequency_penalty = 0.1f;  // 3.0 - 0.2 - 0.2 = 2.6 > 2.5
+  Sampler b(o);
+  b.Accept(0);
+  b.Accept(0);
+  EXPECT_EQ(b.Sample(logits), 0);
+  o.frequency_penalty = 0.0f;
+  o.presence_penalty = 0.0f;
+  Sampler off(o);
+  off.Accept(1);
+  EXPECT_EQ(off.Sample(logits), 0);
+}
+
+// A bias is added before anything else: greedy follows it, and -inf bans.
+TEST(LogitBias, ShiftsGreedyAndBans) {
+  SamplerOptions o = Greedy();
+  o.logit_bias = {{1, 1.0f}};
+  EXPECT_EQ(Sampler(o).Sample(std::vector<float>{2.0f, 1.5f}), 1);
+  SamplerOptions t;
+  t.temperature = 1.0f;
+  t.top_k = 0;
+  t.top_p = 1.0f;
+  t.seed = 5;
+  t.logit_bias = {{0, -std::numeric_limits<float>::infinity()}};
+  Sampler s(t);
+  const std::vector<double> f = Frequencies(s, LogitsOf({0.5, 0.3, 0.2}), 5000);
+  EXPECT_EQ(f[0], 0.0);
+  EXPECT_NEAR(f[1], 0.6, 0.03);
+}
+
+// p = {0.6, 0.3, 0.1}, top-p 0.85: the untempered probabilities reach it
+// with tokens 0 and 1, so at temperature 5 token 2 is still never drawn
+// (tempered first, 0.389 + 0.339 < 0.85 would let it in).
+TEST(TopP, CutsOnTheUntemperedProbabilities) {
+  SamplerOptions o;
+  o.temperature = 5.0f;
+  o.top_k = 0;
+  o.top_p = 0.85f;
+  o.seed = 8;
+  Sampler s(o);
+  const std::vector<double> f = Frequencies(s, LogitsOf({0.6, 0.3, 0.1}), 5000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_GT(f[1], 0.4);
+}
+
+// p = {0.5, 0.3, 0.2}: entropy 1.0297 nats; surprisals 0.693, 1.204,
+// 1.609 are 0.337, 0.174, 0.580 from it. typical-p 0.5 keeps token 1
+// (0.3), then token 0 (0.8): token 2 is never drawn; 0.25 keeps token 1
+// alone, the most typical, not the most likely.
+TEST(Typical, KeepsTheTokensNearestTheEntropy) {
+  SamplerOptions o;
+  o.temperature = 1.0f;
+  o.top_k = 0;
+  o.top_p = 1.0f;
+  o.typical_p = 0.5f;
+  o.seed = 4;
+  Sampler half(o);
+  std::vector<double> f = Frequencies(half, LogitsOf({0.5, 0.3, 0.2}), 8000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[0], 0.625, 0.02);
+  o.typical_p = 0.25f;
+  Sampler quarter(o);
+  f = Frequencies(quarter, LogitsOf({0.5, 0.3, 0.2}), 500);
+  EXPECT_EQ(f[0], 0.0);
+  EXPECT_EQ(f[2], 0.0);
+}
+
 }  // namespace
 }  // namespace h2o

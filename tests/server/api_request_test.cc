@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <map>
+#include <limits>
 
 namespace h2o::server {
 namespace {
@@ -116,6 +119,58 @@ TEST(ApiRequest, ErrorBodyIsOpenAisShape) {
   EXPECT_EQ(j["error"]["type"], "invalid_request_error");
   EXPECT_EQ(j["error"]["param"], "stop");
   EXPECT_TRUE(j["error"]["code"].is_null());
+}
+
+// llama-server's sampling fields are read, in both of logit_bias's shapes.
+TEST(ApiRequest, SamplingFields) {
+  const CompletionParams p = Ok(
+      R"({"prompt":"Hi","min_p":0.05,"typical_p":0.9,"repeat_penalty":1.1,"repeat_last_n":32,)"
+      R"("frequency_penalty":0.5,"presence_penalty":-0.5,"logit_bias":{"15":2,"7":false},)"
+      R"("n_predict":9})");
+  EXPECT_FLOAT_EQ(p.min_p, 0.05f);
+  EXPECT_FLOAT_EQ(p.typical_p, 0.9f);
+  EXPECT_FLOAT_EQ(p.repeat_penalty, 1.1f);
+  EXPECT_EQ(p.repeat_last_n, 32);
+  EXPECT_FLOAT_EQ(p.frequency_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(p.presence_penalty, -0.5f);
+  ASSERT_EQ(p.logit_bias.size(), 2u);
+  EXPECT_EQ(p.max_tokens, 9);
+  std::map<int32_t, float> bias(p.logit_bias.begin(), p.logit_bias.end());
+  EXPECT_EQ(bias[15], 2.0f);
+  EXPECT_EQ(bias[7], -std::numeric_limits<float>::infinity());
+  const CompletionParams q = Ok(R"({"prompt":"Hi","logit_bias":[[3,-1.5]],"n_predict":-1,"max_tokens":4})");
+  ASSERT_EQ(q.logit_bias.size(), 1u);
+  EXPECT_EQ(q.logit_bias[0], (std::pair<int32_t, float>{3, -1.5f}));
+  EXPECT_EQ(q.max_tokens, 4);  // max_tokens wins over n_predict
+  EXPECT_FALSE(Ok(R"({"prompt":"Hi","n_predict":-1})").max_tokens.has_value());
+  const CompletionParams developer = Ok(
+      R"({"messages":[{"role":"developer","content":"Be brief."},{"role":"user","content":"Hi"}]})",
+      true);
+  EXPECT_EQ(developer.messages[0].role, "system");
+}
+
+// A field we do not implement is refused by name; one that asks for
+// nothing passes.
+TEST(ApiRequest, UnimplementedFieldsAre400sNamingThem) {
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"prompt":"Hi","tools":[{"type":"function"}]})", "tools"},
+      {R"({"prompt":"Hi","response_format":{"type":"json_object"}})", "response_format"},
+      {R"({"prompt":"Hi","grammar":"root ::= x"})", "grammar"},
+      {R"({"prompt":"Hi","mirostat":2})", "mirostat"},
+      {R"({"prompt":"Hi","logit_bias":{"x":1}})", "logit_bias"},
+      {R"({"prompt":"Hi","logit_bias":{"3":300}})", "logit_bias"},
+      {R"({"prompt":"Hi","frequency_penalty":3})", "frequency_penalty"},
+      {R"({"prompt":"Hi","typical_p":2})", "typical_p"},
+      {R"({"prompt":"Hi","repeat_penalty":0})", "repeat_penalty"},
+      {R"({"prompt":"Hi","n_predict":0})", "n_predict"},
+  };
+  for (const auto& [body, param] : refused) {
+    const ApiError e = Err(body);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, param) << body;
+  }
+  Ok(R"({"prompt":"Hi","tools":[],"tool_choice":"none","response_format":{"type":"text"},)"
+     R"("mirostat":0,"grammar":""})");
 }
 
 }  // namespace

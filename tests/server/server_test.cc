@@ -476,5 +476,36 @@ TEST(Serve, ConversationsWithOneSystemPromptShareItsState) {
   EXPECT_EQ(s.Metric("h2o_prompt_cache_shared_prefixes_total"), "1");
 }
 
+// The sampling fields reach the sampler: a ban keeps a token out of a
+// greedy answer that would have started with it, and a frequency penalty
+// changes a greedy answer that repeats itself; an out-of-vocabulary bias
+// is a 400.
+TEST(Serve, SamplingFieldsChangeTheAnswer) {
+  Running s;
+  const json base = {{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"temperature", 0}};
+  const json plain = s.Post("/v1/completions", base);
+  const std::vector<int32_t> ids =
+      GreedyAlone(StoriesTokenizer().Encode("Once upon a time", true), "full", 40).ids;
+  ASSERT_FALSE(ids.empty());
+  json banned = base;
+  banned["logit_bias"] = {{std::to_string(ids[0]), false}};
+  const json without = s.Post("/v1/completions", banned);
+  EXPECT_NE(without["choices"][0]["text"], plain["choices"][0]["text"]);
+  const std::vector<int32_t> got =
+      StoriesTokenizer().Encode(without["choices"][0]["text"].get<std::string>(), false);
+  ASSERT_FALSE(got.empty());
+  EXPECT_NE(got[0], ids[0]);
+  json penalized = base;
+  penalized["frequency_penalty"] = 2.0;
+  EXPECT_NE(s.Post("/v1/completions", penalized)["choices"][0]["text"],
+            plain["choices"][0]["text"]);
+  json out_of_range = base;
+  out_of_range["logit_bias"] = {{"100000", 1}};
+  auto r = s.Client().Post("/v1/completions", out_of_range.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["param"], "logit_bias");
+}
+
 }  // namespace
 }  // namespace h2o::server

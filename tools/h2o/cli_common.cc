@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -97,14 +98,60 @@ void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
   cmd.add_option("--repeat-last-n", o.repeat_last_n, "tokens the repeat penalty looks back at")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd.add_option("--frequency-penalty", o.frequency_penalty,
+                 "subtract this from a token's logit per time it occurs in the last "
+                 "--repeat-last-n tokens (0: off)")
+      ->check(CLI::Range(-2.0f, 2.0f))
+      ->capture_default_str();
+  cmd.add_option("--presence-penalty", o.presence_penalty,
+                 "subtract this from the logit of every token in the last --repeat-last-n "
+                 "(0: off)")
+      ->check(CLI::Range(-2.0f, 2.0f))
+      ->capture_default_str();
+  cmd.add_option("--typical", o.typical_p, "locally typical sampling, p (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd.add_option("-l,--logit-bias", sampling.logit_bias,
+                 "TOKEN_ID+BIAS or TOKEN_ID-BIAS added to that token's logit (-inf: never), "
+                 "as llama.cpp's; repeatable");
   cmd.add_option("-s,--seed", sampling.seed,
                  "random seed (default: a random one, printed so the run can be repeated)")
       ->check(CLI::NonNegativeNumber);
 }
 
-SamplerOptions ResolveSampling(const SamplingFlags& sampling) {
+Result<SamplerOptions> ResolveSampling(const SamplingFlags& sampling, int32_t n_vocab) {
   SamplerOptions o = sampling.options;
   o.seed = sampling.seed.has_value() ? *sampling.seed : std::random_device{}();
+  for (const std::string& text : sampling.logit_bias) {
+    // llama.cpp's form: the id, then the signed bias ("15043+1", "2-inf").
+    const size_t sign = text.find_first_of("+-", 1);
+    int32_t id = -1;
+    float bias = 0.0f;
+    bool ok = sign != std::string::npos;
+    if (ok) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + sign, id);
+      ok = ec == std::errc() && end == text.data() + sign;
+    }
+    if (ok) {
+      const std::string value = text.substr(sign);
+      if (value == "-inf") {
+        bias = -std::numeric_limits<float>::infinity();
+      } else {
+        const auto [end, ec] = std::from_chars(value.data() + (value[0] == '+' ? 1 : 0),
+                                               value.data() + value.size(), bias);
+        ok = ec == std::errc() && end == value.data() + value.size() && std::isfinite(bias);
+      }
+    }
+    if (!ok) {
+      return Status::Error(fmt::format(
+          "--logit-bias: '{}' is not TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1, 2-inf)", text));
+    }
+    if (id < 0 || id >= n_vocab) {
+      return Status::Error(fmt::format("--logit-bias: token {} is not below the vocabulary size {}",
+                                       id, n_vocab));
+    }
+    o.logit_bias.emplace_back(id, bias);
+  }
   return o;
 }
 

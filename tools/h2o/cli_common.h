@@ -48,13 +48,16 @@ void AddNoRepackFlag(CLI::App& cmd, bool& no_repack);
 struct SamplingFlags {
   SamplerOptions options;
   std::optional<uint64_t> seed;  // nullopt: a random seed, printed
+  std::vector<std::string> logit_bias;  // -l: "ID+BIAS", "ID-BIAS", "ID-inf"
 };
 
-// Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty,
-// --repeat-last-n and -s/--seed.
+// Adds --temp, --top-k, --top-p, --min-p, --typical, --repeat-penalty,
+// --repeat-last-n, --frequency-penalty, --presence-penalty, -l/--logit-bias
+// and -s/--seed.
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling);
-// The options to sample with; without -s, a random seed.
-SamplerOptions ResolveSampling(const SamplingFlags& sampling);
+// The options to sample with; without -s, a random seed. Errors: a
+// --logit-bias that is not ID+BIAS or names no token below n_vocab.
+Result<SamplerOptions> ResolveSampling(const SamplingFlags& sampling, int32_t n_vocab);
 // A random seed as a note, "seed: N (repeat with -s N)", as llama.cpp prints
 // it; nothing when -s gave it or the sampling is greedy.
 void NoteSeed(const SamplingFlags& sampling, const SamplerOptions& resolved);

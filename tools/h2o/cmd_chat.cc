@@ -102,7 +102,9 @@ int RunChat(const ChatFlags& f) {
   auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
   Session& session = **session_result;
-  const SamplerOptions sampling = ResolveSampling(f.sampling);
+  auto resolved = ResolveSampling(f.sampling, model.hparams().n_vocab);
+  if (!resolved.ok()) return Fail(resolved.status());
+  const SamplerOptions sampling = std::move(resolved).value();
   NoteSeed(f.sampling, sampling);
 
   CatchInterrupt();

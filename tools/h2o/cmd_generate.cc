@@ -94,7 +94,9 @@ int RunGenerate(const GenerateFlags& f) {
   }
 
   GenerateOptions generate;
-  generate.sampling = ResolveSampling(f.sampling);
+  auto sampling = ResolveSampling(f.sampling, model.hparams().n_vocab);
+  if (!sampling.ok()) return Fail(sampling.status());
+  generate.sampling = std::move(sampling).value();
   if (print_text && !f.no_display_prompt) {
     std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);

@@ -233,7 +233,15 @@ void RequestReader::Refuse(int status, std::string message) {
 }
 
 void RequestReader::Parse() {
+  // Inside a chunked body Beast asserts that it is fed again with at least
+  // the 5 bytes of a last chunk ("0\r\n\r\n"). Fewer can never finish the
+  // message, so they wait for more.
+  constexpr size_t kLastChunkBytes = 5;
   while (!refusal_ && !parser_->is_done() && buffer_.size() > begin_) {
+    if (parser_->is_header_done() && parser_->chunked() &&
+        buffer_.size() - begin_ < kLastChunkBytes) {
+      return;
+    }
     error_code ec;
     const size_t used = parser_->put(
         boost::asio::const_buffer(buffer_.data() + begin_, buffer_.size() - begin_), ec);

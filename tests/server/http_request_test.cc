@@ -83,6 +83,14 @@ TEST(HttpRequest, ChunkedBodiesAreJoined) {
             step);
     ASSERT_TRUE(r.complete()) << step;
     EXPECT_EQ(r.TakeRequest().body, "hello world");
+    // The shortest endings, byte by byte too: a one-byte chunk, no trailer
+    // (the reader waits for the 5 bytes of a last chunk before feeding
+    // Beast again, and these never have fewer left).
+    RequestReader shortest(Small());
+    FeedAll(shortest, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+            step);
+    ASSERT_TRUE(shortest.complete()) << step;
+    EXPECT_EQ(shortest.TakeRequest().body, "x");
   }
 }
 

@@ -76,7 +76,7 @@ class Reader {
       return {};
     }
     std::vector<T> v(n);
-    std::memcpy(v.data(), rest_.data(), n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), rest_.data(), n * sizeof(T));  // data() may be null
     rest_.remove_prefix(n * sizeof(T));
     return v;
   }

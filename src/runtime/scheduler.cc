@@ -101,7 +101,7 @@ void Scheduler::UpdateSlots() {
                      .n_past = s.n_past(),
                      .kv_reserved_bytes = r->reservation,
                      .kv_held_bytes = s.cache().HeldBytes(),
-                     .kv = s.kv_plan().Describe()});
+                     .kv = s.kv_plan_text()});
   }
   std::lock_guard<std::mutex> lock(mu_);
   slots_ = std::move(slots);

@@ -42,7 +42,7 @@ bool Scheduler::KeepState(Running& r, size_t n_generated_fed) {
     UpdateCacheStats();
   }
   if (options_.state_dir != nullptr && n_generated_fed == 0) {
-    options_.state_dir->DropPrefixesOf(r.request.prompt, saver.kv_plan().Describe());
+    options_.state_dir->DropPrefixesOf(r.request.prompt, saver.kv_plan_text());
   }
   SpillEvicted();
   return kept;
@@ -105,7 +105,7 @@ void Scheduler::Resume(Running& r) {
   }
   if (options_.state_dir != nullptr) {
     // A longer state on disk (dropped from RAM, or kept before a restart).
-    if (auto stored = options_.state_dir->Find(r.request.prompt, sequence.kv_plan().Describe(),
+    if (auto stored = options_.state_dir->Find(r.request.prompt, sequence.kv_plan_text(),
                                                resumed, can_load)) {
       sequence.LoadState(stored->state);
       resumed = stored->tokens.size();

@@ -94,6 +94,7 @@ Sequence::Sequence(const Model& model, const SequenceOptions& resolved,
       max_chunk_(resolved.max_chunk),
       pos_shift_(resolved.kv_pos_shift),
       kv_plan_(resolved.kv),
+      kv_plan_text_(kv_plan_.Describe()),
       n_vocab_(static_cast<size_t>(model.hparams().n_vocab)),
       cache_(std::move(cache)),
       ropes_(model.LayerRopes(resolved.n_ctx)),
@@ -132,7 +133,7 @@ void Sequence::SaveState(SequenceState& state) const {
     state.cache.policy = MakePolicy(kv_plan_, n_ctx_);
   }
   cache_->SaveState(state.cache);
-  state.kv_plan = kv_plan_.Describe();
+  state.kv_plan = kv_plan_text_;
   state.n_past = n_past_;
   state.pos_shift = pos_shift_;
   if (logits_rows_ >= 1) {
@@ -144,7 +145,7 @@ void Sequence::SaveState(SequenceState& state) const {
 }
 
 bool Sequence::CanLoadState(const SequenceState& state) const {
-  return state.kv_plan == kv_plan_.Describe() && state.pos_shift == pos_shift_ &&
+  return state.kv_plan == kv_plan_text_ && state.pos_shift == pos_shift_ &&
          (pos_shift_ || state.n_past <= n_ctx_) && state.last_logits.size() % n_vocab_ == 0 &&
          state.last_logits.size() <= n_vocab_ && cache_->CanLoadState(state.cache);
 }

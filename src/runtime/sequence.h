@@ -65,6 +65,8 @@ class Sequence {
   bool pos_shift() const { return pos_shift_; }
   const KvCache& cache() const { return *cache_; }
   const KvPlan& kv_plan() const { return kv_plan_; }
+  // kv_plan().Describe(), made once: what a kept state is matched by.
+  const std::string& kv_plan_text() const { return kv_plan_text_; }
   const Model& model() const { return model_; }
   // Distinct for every Sequence a process creates (never reused).
   uint64_t id() const { return id_; }
@@ -141,6 +143,7 @@ class Sequence {
   int32_t max_chunk_;
   bool pos_shift_;
   KvPlan kv_plan_;
+  std::string kv_plan_text_;
   int32_t n_past_ = 0;
   size_t n_vocab_;
   std::unique_ptr<KvCache> cache_;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/fnv1a.h"
+
 namespace h2o {
 namespace {
 
@@ -20,14 +22,10 @@ bool BeginsWith(std::span<const int32_t> tokens, std::span<const int32_t> prefix
 }
 
 uint64_t KeyHash(std::span<const int32_t> tokens, const std::string& kv_plan) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const auto add = [&h](const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  };
-  add(kv_plan.data(), kv_plan.size());
-  add(tokens.data(), tokens.size_bytes());
-  return h;
+  Fnv1a64 h;
+  h.Add(kv_plan.data(), kv_plan.size());
+  h.Add(tokens.data(), tokens.size_bytes());
+  return h.h;
 }
 
 }  // namespace

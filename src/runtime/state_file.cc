@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/atomic_file.h"
+#include "core/fnv1a.h"
 #include "kv/kv_spec.h"
 
 namespace h2o {
@@ -19,18 +20,6 @@ namespace {
 constexpr char kMagic[8] = {'H', '2', 'O', 'S', 'T', 'A', 'T', 'E'};
 // Bytes of the first and last part of each tensor the fingerprint reads.
 constexpr size_t kFingerprintSample = 4096;
-
-struct Fnv1a {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void Add(const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  }
-  template <typename T>
-  void AddValue(const T& v) {
-    Add(&v, sizeof(v));
-  }
-};
 
 class Writer {
  public:
@@ -142,7 +131,7 @@ Result<TensorType> ReadType(Reader& r, const std::string& path) {
 
 uint64_t ModelFingerprint(const Model& model) {
   const gguf::File& file = model.file();
-  Fnv1a h;
+  Fnv1a64 h;
   h.AddValue(static_cast<uint64_t>(file.file_size()));
   for (const gguf::TensorInfo& t : file.tensors()) {
     h.Add(t.name.data(), t.name.size());
@@ -184,7 +173,7 @@ Result<size_t> WriteStateFile(const std::string& path, uint64_t model_fingerprin
   w.Array<double>(c.scores);
   w.Array<float>(c.step_attention);
   w.Array<float>(state.last_logits);
-  Fnv1a sum;
+  Fnv1a64 sum;
   sum.Add(w.out().data() + sizeof(kMagic), w.out().size() - sizeof(kMagic));
   w.Value<uint64_t>(sum.h);
   H2O_RETURN_IF_ERROR(WriteFileAtomically(path, w.out()));
@@ -229,7 +218,7 @@ Result<StoredState> ReadStateFile(const std::string& path, uint64_t model_finger
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   H2O_RETURN_IF_ERROR(CheckHead(path, bytes, model_fingerprint));
   if (bytes.size() < kHeadBytes + sizeof(uint64_t)) return Status::Error(Refused(path, "truncated"));
-  Fnv1a sum;
+  Fnv1a64 sum;
   sum.Add(bytes.data() + sizeof(kMagic), bytes.size() - sizeof(kMagic) - sizeof(uint64_t));
   uint64_t stored_sum = 0;
   std::memcpy(&stored_sum, bytes.data() + bytes.size() - sizeof(uint64_t), sizeof(stored_sum));

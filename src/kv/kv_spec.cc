@@ -167,6 +167,41 @@ Result<int64_t> ResolveAmount(const std::string& key, const KvSpec::Amount& amou
   return static_cast<int64_t>(tokens);
 }
 
+// A policy named without any of its budget keys ("h2o", "snapkv:window=16")
+// gets kDefaultBudgetPercent of the sequence, split as a --budget sweep
+// splits it (h2o: the paper's heavy=10%,recent=10%). A spec that gives part
+// of a budget (h2o:heavy=64) is not completed: it still lacks a key.
+void FillDefaultBudget(const PolicyDescriptor& policy, KvSpec& spec) {
+  const BudgetSplit& split = policy.split;
+  if (!policy.evicts || split.kind == BudgetSplit::Kind::kNone) return;
+  const bool fixed_first = split.kind == BudgetSplit::Kind::kAfterFixed;
+  if ((!fixed_first && spec.params.contains(split.first)) ||
+      (split.second != nullptr && spec.params.contains(split.second))) {
+    return;
+  }
+  auto percent = [](uint64_t digits) {
+    KvSpec::Amount amount;
+    amount.value = static_cast<double>(digits);
+    amount.percent = true;
+    amount.digits = digits;
+    return amount;
+  };
+  switch (split.kind) {
+    case BudgetSplit::Kind::kWhole:
+      spec.params[split.first] = percent(kDefaultBudgetPercent);
+      break;
+    case BudgetSplit::Kind::kHalves:
+      spec.params[split.first] = percent(kDefaultBudgetPercent / 2);
+      spec.params[split.second] = percent(kDefaultBudgetPercent - kDefaultBudgetPercent / 2);
+      break;
+    case BudgetSplit::Kind::kAfterFixed:  // the fixed key keeps its own default
+      spec.params[split.second] = percent(kDefaultBudgetPercent);
+      break;
+    case BudgetSplit::Kind::kNone:
+      break;
+  }
+}
+
 Status CheckRequiredKeys(const PolicyDescriptor& policy, const KvSpec& spec) {
   for (const KvKey& k : policy.keys) {
     if (k.required && !spec.params.contains(k.name)) {
@@ -253,6 +288,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
   const PolicyDescriptor* policy = FindPolicy(spec.policy);
   if (policy == nullptr) return UnknownPolicy(spec.policy);
   if (colon == std::string_view::npos) {
+    FillDefaultBudget(*policy, spec);
     H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
     H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
     return spec;
@@ -309,6 +345,7 @@ Result<KvSpec> ParseKvSpec(std::string_view text) {
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
+  FillDefaultBudget(*policy, spec);
   H2O_RETURN_IF_ERROR(CheckRequiredKeys(*policy, spec));
   H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
   return spec;
@@ -335,7 +372,7 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
   H2O_RETURN_IF_ERROR(CheckValues(*policy, spec));
   const bool uses_percent = KvSpecUsesPercent(spec);
   if (uses_percent && !prompt_len.has_value()) {
-    return Status::Error("percentage budgets need a prompt length (KV spec '" + spec.text + "')");
+    return Status::Error("percentage budgets need a sequence length (KV spec '" + spec.text + "')");
   }
   if (prompt_len.has_value() && *prompt_len < 0) {
     return Status::Error("prompt length must be non-negative (got " +
@@ -379,7 +416,7 @@ Result<KvPlan> ResolveKvSpec(const KvSpec& spec, std::optional<int64_t> prompt_l
   }
   const int64_t budget = static_cast<int64_t>(plan.heavy) + plan.recent + plan.sinks + plan.k;
   const std::string prompt_note =
-      uses_percent ? " for a " + std::to_string(*prompt_len) + "-token prompt" : std::string();
+      uses_percent ? " for a " + std::to_string(*prompt_len) + "-token sequence" : std::string();
   const std::string gives = "(" + spec.text + " gives " + std::to_string(budget) + prompt_note + ")";
   if (budget < 1) return Status::Error("KV budget must be at least 1 token " + gives);
   if (budget > kInt32Max) {
@@ -412,11 +449,11 @@ std::vector<std::string> KvSpecWarnings(const KvSpec& spec, std::optional<int64_
     if (!amount.percent) continue;
     const std::string part = key + "=" + fmt::format("{:g}", amount.value) + "%";
     if (amount.value > 100) {
-      warnings.push_back(fmt::format("'{}' in {} is more than the whole prompt", part, spec.text));
+      warnings.push_back(fmt::format("'{}' in {} is more than the whole sequence", part, spec.text));
     }
     Result<int64_t> tokens = ResolveAmount(key, amount, *prompt_len);
     if (amount.digits > 0 && tokens.ok() && *tokens == 0) {
-      warnings.push_back(fmt::format("'{}' in {} is 0 tokens for a {}-token prompt, so the policy "
+      warnings.push_back(fmt::format("'{}' in {} is 0 tokens for a {}-token sequence, so the policy "
                                      "runs without its {} part",
                                      part, spec.text, *prompt_len, key));
     }

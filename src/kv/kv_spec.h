@@ -1,13 +1,19 @@
 // The --kv option: `POLICY[:key=value[,key=value...]]`, e.g.
 // "h2o:heavy=10%,recent=10%" or "sink:sinks=4,recent=508". Parsing
 // (ParseKvSpec) checks the grammar and the keys; resolving (ResolveKvSpec)
-// turns percentages of the prompt length into absolute token counts and
+// turns percentages of the sequence length into absolute token counts and
 // checks the budget; MakePolicy builds the EvictionPolicy. Errors are one
 // line that names the problem and what is valid. All functions are pure and
 // thread-safe.
 //
+// Percentages are of the sequence length: the tokens the cache will hold
+// (what the caller passes as prompt_len: a prompt plus the tokens to
+// generate; a conversation's context, -c, where its length is not known in
+// advance). A policy given none of its budget keys ("--kv h2o") gets
+// kDefaultBudgetPercent of it, split as kv/kv_budget.h splits a --budget.
+//
 // Keys per policy. A value is a token count: a non-negative integer or a
-// percentage of the prompt length like 10% or 12.5%; except seed, kernel
+// percentage of the sequence length like 10% or 12.5%; except seed, kernel
 // and pyramid (integers, never percentages), score (a word: one of the listed names)
 // and decay (a decimal fraction like 0.9, never a percentage):
 //   full    (none)
@@ -45,13 +51,17 @@
 
 namespace h2o {
 
+// The budget of a policy named without one: 20% of the sequence, the
+// paper's heavy=10%,recent=10% for h2o.
+inline constexpr uint64_t kDefaultBudgetPercent = 20;
+
 // Parsed --kv text; budgets not yet resolved.
 struct KvSpec {
   std::string text;    // as given, e.g. "h2o:heavy=10%,recent=10%"
   std::string policy;  // "full", "local", "sink", "h2o", "h2only", "tova", "random", "snapkv"
   struct Amount {
     double value = 0;      // the number as written (10 for "10%")
-    bool percent = false;  // value is a percentage of the prompt length
+    bool percent = false;  // value is a percentage of the sequence length
     // Exact form, value == digits / 10^scale: doubles cannot hold every
     // 64-bit seed, and 29% of 100 must resolve to 29, not 28.
     uint64_t digits = 0;
@@ -64,7 +74,8 @@ struct KvSpec {
 };
 
 // Parses and validates the grammar, the policy name, the keys (unknown,
-// duplicate, missing required) and the value forms. Integers must fit in
+// duplicate, missing required) and the value forms; fills in the default
+// budget (kDefaultBudgetPercent) where the spec gives none. Integers must fit in
 // int32 (seed: uint64).
 Result<KvSpec> ParseKvSpec(std::string_view text);
 

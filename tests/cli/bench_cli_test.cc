@@ -180,7 +180,7 @@ TEST(BenchCli, SkipsAnInvalidCell) {
   EXPECT_EQ(r.err,
             "h2o: note: skipping --kv 'h2o:heavy=10%,recent=10%' for pp4 at depth 0 (4 tokens): "
             "KV budget must be at least 1 token (h2o:heavy=10%,recent=10% gives 0 for a 4-token "
-            "prompt)\n");
+            "sequence)\n");
   const auto rows = TableRows(r.out);
   ASSERT_EQ(rows.size(), 4u) << r.out;
   // full at 0 and 32, then h2o at 0 (skipped) and 32.

@@ -191,8 +191,25 @@ TEST(CliErrors, BadTokenIds) {
                      "'x' is not a token id");
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 9999'"), "out of range");
 }
+// -n as llama.cpp reads it: past the context generation stops there (with
+// a warning), -1 runs to the context's end; a prompt that fills the
+// context is an error. "hi" is 3 tokens with BOS: 13 fit in -c 16.
 TEST(CliErrors, PromptPastContext) {
-  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi -n 100 -c 16"), "context");
+  const std::string base = "generate -m " + kModel + " -p hi --temp 0 --ignore-eos -c 16 ";
+  const testing::RunResult past = RunH2o(base + "-n 100");
+  ASSERT_EQ(past.exit_code, 0) << past.err;
+  EXPECT_NE(past.err.find("h2o: warning: -n 100: the context size 16 holds 13 tokens after the "
+                          "3-token prompt; generation stops there\n"),
+            std::string::npos)
+      << past.err;
+  EXPECT_NE(past.err.find("generated: 13 tokens"), std::string::npos) << past.err;
+  const testing::RunResult all = RunH2o(base + "-n -1");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.err.find("warning"), std::string::npos) << all.err;
+  EXPECT_NE(all.err.find("generated: 13 tokens"), std::string::npos) << all.err;
+  EXPECT_EQ(all.out, past.out);
+  ExpectOneErrorLine(RunH2o("generate -m " + kModel + " --tokens '1 2 3 4' -c 4 -n 1"),
+                     "the prompt (4 tokens) fills the context size 4");
 }
 TEST(CliErrors, BadKvType) {
   ExpectOneErrorLine(RunH2o("generate -m " + kModel + " -p hi --kv-type q3"), "--kv-type");

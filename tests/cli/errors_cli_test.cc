@@ -18,7 +18,7 @@ const std::string kGenerate = "generate -m " + kModel + " -p hi ";
 
 TEST(CliUsageErrors, OutOfRangeNamesTheFlagWhatItGotAndWhatItTakes) {
   ExpectUsageError(RunH2o(kGenerate + "-n -5"),
-                   "h2o: error: -n/--n-predict: -5 is not allowed (0 or more) "
+                   "h2o: error: -n/--n-predict: -5 is not allowed (-1 or more) "
                    "(see 'h2o generate --help')");
   ExpectUsageError(RunH2o(kGenerate + "--top-p 2"),
                    "h2o: error: --top-p: 2 is not allowed (0 to 1) (see 'h2o generate --help')");
@@ -32,13 +32,13 @@ TEST(CliUsageErrors, OutOfRangeNamesTheFlagWhatItGotAndWhatItTakes) {
 
 TEST(CliUsageErrors, NotANumber) {
   ExpectUsageError(RunH2o(kGenerate + "-n abc"),
-                   "h2o: error: -n/--n-predict: 'abc' is not a number "
+                   "h2o: error: -n/--n-predict: 'abc' is not a whole number "
                    "(see 'h2o generate --help')");
   ExpectUsageError(RunH2o(kGenerate + "-n 1.5"),
                    "h2o: error: -n/--n-predict: '1.5' is not a whole number "
                    "(see 'h2o generate --help')");
   ExpectUsageError(RunH2o(kGenerate + "-n"),
-                   "h2o: error: -n/--n-predict: missing its value (a whole number, 0 or more) "
+                   "h2o: error: -n/--n-predict: missing its value (a whole number, -1 or more) "
                    "(see 'h2o generate --help')");
 }
 
@@ -94,8 +94,8 @@ TEST(CliUsageErrors, NoCommandPrintsUsage) {
 TEST(CliHelp, ReadableTypesDefaultsAndFlags) {
   const auto g = RunH2o("generate --help");
   ASSERT_EQ(g.exit_code, 0);
-  EXPECT_NE(g.out.find("-n, --n-predict INT (0 or more)"), std::string::npos) << g.out;
-  EXPECT_NE(g.out.find("tokens to generate (default: 128)"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("-n, --n-predict INT (-1 or more)"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("past it, stops there) (default: 128)"), std::string::npos) << g.out;
   EXPECT_NE(g.out.find("--top-p NUMBER (0 to 1)"), std::string::npos) << g.out;
   EXPECT_NE(g.out.find("e.g. \"1 403 407\"; not with -p/--prompt, -f/--file\n"), std::string::npos)
       << g.out;
@@ -136,8 +136,8 @@ TEST(CliUsageErrors, BadKvSpecsAndPortsExitTwoBeforeLoading) {
   testing::ExpectUsageError(testing::RunH2o("eval " + m + "--task x --kv h2o:heavy=1"),
                             "h2o: error: --kv: missing key 'recent' for policy 'h2o' "
                             "(see 'h2o eval --help')");
-  testing::ExpectUsageError(testing::RunH2o("inspect /nonexistent.gguf --kv local"),
-                            "--kv: missing key 'recent' for policy 'local'");
+  testing::ExpectUsageError(testing::RunH2o("inspect /nonexistent.gguf --kv h2o:recent=4"),
+                            "--kv: missing key 'heavy' for policy 'h2o'");
   testing::ExpectUsageError(testing::RunH2o("chat " + m + "--kv full,local:recent=4"),
                             "'full,local:recent=4' is a list of 2 policies; chat takes one");
   testing::ExpectUsageError(testing::RunH2o("serve " + m + "--port 70000"),

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/run_binary.h"
 #include "test_data.h"
 
@@ -236,6 +238,51 @@ TEST(LlamaFlags, GenerateConversationIsChat) {
   EXPECT_EQ(r.out.rfind("> ", 0), 0u) << r.out;
   // -cnv is only a generate (and chat) habit.
   ExpectUsageError(RunH2o("tokenize -m " + kModel + " -p hi -cnv"), "--conversation");
+}
+
+// GPU, memory-locking and micro-batch flags run as without them, each
+// named in one warning with its value; its value is not read as anything
+// else ("-ngl 99" is not "-n gl").
+TEST(LlamaFlags, FlagsThatDoNotApplyAreIgnoredWithAWarning) {
+  const std::string expected = Ok(kGreedy + "-p 'Once upon a time'").out;
+  const RunResult r = Ok(kGreedy + "-p 'Once upon a time' -ngl 99 -fa on -ub 512 --mlock "
+                                   "--no-mmap -sm none --n-gpu-layers=20 -fa -nkvo -tb 2 --jinja");
+  EXPECT_EQ(r.out, expected);
+  const std::vector<std::string> warned = {"-ngl 99", "-fa on", "-ub 512", "--mlock", "--no-mmap",
+                                           "-sm none", "--n-gpu-layers=20", "-fa", "-nkvo",
+                                           "-tb 2", "--jinja"};
+  std::istringstream lines(r.err);
+  std::string line;
+  for (const std::string& flag : warned) {
+    ASSERT_TRUE(std::getline(lines, line)) << r.err;
+    EXPECT_EQ(line.rfind("h2o: warning: " + flag + " ignored: ", 0), 0u) << line;
+    EXPECT_NE(line.find("(a llama.cpp flag)"), std::string::npos) << line;
+  }
+  EXPECT_FALSE(std::getline(lines, line)) << r.err;
+  EXPECT_NE(r.err.find("-ngl 99 ignored: h2o runs on the CPU"), std::string::npos) << r.err;
+  // A bare -fa before another flag takes no value from it.
+  EXPECT_EQ(Ok(kGreedy + "-fa -p 'Once upon a time'").out, expected);
+  // -np is the server's --parallel.
+  const RunResult np = RunH2o("serve -m " + kModel + " -np x");
+  EXPECT_NE(np.err.find("--parallel"), std::string::npos) << np.err;
+}
+
+// -f - reads standard input in every command that reads a text file.
+TEST_F(LlamaFlagsFiles, DashFileIsStandardInputEverywhere) {
+  const std::string path = Write("text.txt", "Once upon a time there was a cat.");
+  const std::string tokenize = "tokenize -m " + kModel + " ";
+  EXPECT_EQ(Ok(tokenize + "-f -", path).out, Ok(tokenize + "-f " + path).out);
+  const std::string ppl = "perplexity -m " + kModel + " --json ";
+  const auto from_stdin = nlohmann::json::parse(Ok(ppl + "-f -", path).out)["policies"][0];
+  const auto from_file = nlohmann::json::parse(Ok(ppl + "-f " + path).out)["policies"][0];
+  EXPECT_EQ(from_stdin["tokens"], from_file["tokens"]);
+  EXPECT_EQ(from_stdin["nll_sum"], from_file["nll_sum"]);
+  // --report is perplexity's report flag, as eval's; --out stays its alias.
+  const std::string report = (dir_ / "ppl").string();
+  Ok(ppl + "-f " + path + " --report " + report);
+  EXPECT_TRUE(std::filesystem::exists(report + ".json"));
+  Ok(ppl + "-f " + path + " --out " + report + "2");
+  EXPECT_TRUE(std::filesystem::exists(report + "2.json"));
 }
 
 }  // namespace

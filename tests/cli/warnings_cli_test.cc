@@ -24,16 +24,17 @@ bool Has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
-// "Once upon a time" is 5 tokens with BOS: 10% of 5 floors to 0.
+// "Once upon a time" is 5 tokens with BOS, and -n 4 makes the sequence 9:
+// 10% of 9 floors to 0.
 TEST(CliWarnings, PercentBudgetsOverAHundredOrRoundingToZero) {
   const RunResult r = RunH2o(kGenerate + "-p 'Once upon a time' --kv h2o:heavy=150%,recent=10%");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err,
             "h2o: warning: --kv: 'heavy=150%' in h2o:heavy=150%,recent=10% is more than the "
-            "whole prompt\n"
+            "whole sequence\n"
             "h2o: warning: --kv: 'recent=10%' in h2o:heavy=150%,recent=10% is 0 tokens for a "
-            "5-token prompt, so the policy runs without its recent part\n");
-  // 40% of 5 is 2: nothing to say.
+            "9-token sequence, so the policy runs without its recent part\n");
+  // 40% of 9 is 3: nothing to say.
   EXPECT_EQ(RunH2o(kGenerate + "-p 'Once upon a time' --kv h2o:heavy=40%,recent=40%").err, "");
 }
 
@@ -91,7 +92,7 @@ TEST(CliWarnings, OutputPathsAreCheckedBeforeTheRun) {
                      "--kv-dump /tmp: is a directory, not a file");
   ExpectOneErrorLine(RunH2o("perplexity -m " + kModel + " --token-file " + kStream +
                             " --out /nonexistent_dir/ppl"),
-                     "--out /nonexistent_dir/ppl.json: directory /nonexistent_dir does not exist");
+                     "--report /nonexistent_dir/ppl.json: directory /nonexistent_dir does not exist");
   const std::string task = testing::DataPath("tinystories_cloze_56.jsonl");
   ExpectOneErrorLine(RunH2o("eval -m " + kModel + " --task " + task + " --report /nonexistent_dir/r"),
                      "--report /nonexistent_dir/r.json: directory /nonexistent_dir does not exist");

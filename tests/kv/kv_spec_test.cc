@@ -63,6 +63,37 @@ TEST(KvSpec, ResolvesThePapersTwentyPercentBudget) {
   EXPECT_EQ(plan.Describe(), "h2o:heavy=51,recent=51");
 }
 
+// A policy named without a budget gets 20% of the sequence, split as a
+// --budget sweep splits it; the expected plans are the split's arithmetic
+// (kv_budget.h's table) worked by hand for a 200-token sequence.
+TEST(KvSpec, APolicyWithoutABudgetGetsTwentyPercent) {
+  EXPECT_EQ(MustResolve("h2o", 200).Describe(), "h2o:heavy=20,recent=20");
+  EXPECT_EQ(MustResolve("local", 200).Describe(), MustResolve("local:recent=40", 0).Describe());
+  const KvPlan sink = MustResolve("sink", 200);
+  EXPECT_EQ(sink.sinks, 4);  // its own default, on top (a percentage cannot absorb a count)
+  EXPECT_EQ(sink.recent, 40);
+  EXPECT_EQ(MustResolve("sink:sinks=8", 200).recent, 40);
+  EXPECT_EQ(MustResolve("h2only", 200).heavy, 40);
+  EXPECT_EQ(MustResolve("tova", 200).k, 40);
+  const KvPlan random = MustResolve("random:seed=3", 200);
+  EXPECT_EQ(random.k, 40);
+  EXPECT_EQ(random.recent, 0);
+  const KvPlan snap = MustResolve("snapkv:window=8", 200);
+  EXPECT_EQ(snap.k, 40);
+  EXPECT_EQ(snap.window, 8);
+  const KvPlan mean = MustResolve("h2o:score=mean,keep=2", 200);
+  EXPECT_EQ(mean.heavy + mean.recent, 40);
+  EXPECT_EQ(mean.score, "mean");
+  EXPECT_EQ(mean.keep, 2);
+  // Part of a budget is not completed, and full has none.
+  EXPECT_EQ(ParseError("h2o:heavy=10"), "missing key 'recent' for policy 'h2o'");
+  EXPECT_EQ(MustResolve("random:recent=4", 200).k, 40);  // recent is not random's split
+  EXPECT_TRUE(ParseKvSpec("full").value().params.empty());
+  // The default is a percentage: it needs the sequence's length.
+  EXPECT_EQ(ResolveError("tova", std::nullopt),
+            "percentage budgets need a sequence length (KV spec 'tova')");
+}
+
 TEST(KvSpec, ResolvesEveryPolicy) {
   KvPlan p = MustResolve("full", std::nullopt);
   EXPECT_EQ(p.policy, "full");
@@ -167,7 +198,7 @@ TEST(KvSpec, ParseErrors) {
   EXPECT_EQ(ParseError("full:recent=3"),
             "unknown key 'recent' for policy 'full' (it takes no parameters)");
   EXPECT_EQ(ParseError("h2o:heavy=10"), "missing key 'recent' for policy 'h2o'");
-  EXPECT_EQ(ParseError("h2o"), "missing key 'heavy' for policy 'h2o'");
+  EXPECT_EQ(ParseError("h2o:recent=10"), "missing key 'heavy' for policy 'h2o'");
   EXPECT_EQ(ParseError("tova:"), "nothing after ':' in KV spec 'tova:' (expected key=value pairs)");
   EXPECT_EQ(ParseError("h2o:heavy=-3,recent=1"),
             "bad value '-3' for 'heavy': expected a non-negative integer or a percentage like 10%");
@@ -207,12 +238,12 @@ TEST(KvSpec, ParseErrors) {
 
 TEST(KvSpec, ResolveErrors) {
   EXPECT_EQ(ResolveError("h2o:heavy=10%,recent=10%", std::nullopt),
-            "percentage budgets need a prompt length (KV spec 'h2o:heavy=10%,recent=10%')");
+            "percentage budgets need a sequence length (KV spec 'h2o:heavy=10%,recent=10%')");
   EXPECT_EQ(ResolveError("h2o:heavy=0,recent=0", std::nullopt),
             "KV budget must be at least 1 token (h2o:heavy=0,recent=0 gives 0)");
   EXPECT_EQ(ResolveError("h2o:heavy=10%,recent=10%", 5),
             "KV budget must be at least 1 token (h2o:heavy=10%,recent=10% gives 0 for a 5-token "
-            "prompt)");
+            "sequence)");
   EXPECT_EQ(ResolveError("local:recent=0", 100),
             "KV budget must be at least 1 token (local:recent=0 gives 0)");
   EXPECT_EQ(ResolveError("sink:sinks=4,recent=0", 100),
@@ -408,7 +439,6 @@ TEST(KvSpec, SnapKv) {
   EXPECT_EQ(MakePolicy(MustResolve("h2o:heavy=2,recent=2", std::nullopt), 64)->observation_window(),
             0);
 
-  EXPECT_EQ(ParseError("snapkv:window=8"), "missing key 'budget' for policy 'snapkv'");
   EXPECT_EQ(ParseError("snapkv:budget=64,heavy=3"),
             "unknown key 'heavy' for policy 'snapkv' (valid: budget, window, kernel, pyramid, keep)");
   EXPECT_EQ(ParseError("snapkv:budget=64,kernel=4"),
@@ -429,7 +459,7 @@ TEST(KvSpec, SnapKv) {
             "budget=64)");
   EXPECT_EQ(ResolveError("snapkv:budget=10%,window=1%", 50),
             "snapkv needs 1 <= window < budget (snapkv:budget=10%,window=1% gives window=0, "
-            "budget=5 for a 50-token prompt)");
+            "budget=5 for a 50-token sequence)");
   EXPECT_EQ(ResolveError("snapkv:budget=0,window=0", std::nullopt),
             "KV budget must be at least 1 token (snapkv:budget=0,window=0 gives 0)");
   // Specs of a list split around it.

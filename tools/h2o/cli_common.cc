@@ -226,17 +226,17 @@ int32_t ThreadCount(const ModelFlags& flags) {
              : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
-                                          std::optional<int64_t> prompt_len,
-                                          std::optional<int64_t> keep_all) {
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags, KvLengths lengths) {
   SessionOptions o;
   auto spec = ParseKvSpec(flags.kv_spec);
   if (!spec.ok()) return spec.status().WithContext("--kv");
+  const std::optional<int64_t> sequence = lengths.sequence;
+  const std::optional<int64_t> prompt_len = lengths.prompt ? lengths.prompt : sequence;
   if (flags.kv_keep != 0) {
     if (spec->params.contains("keep")) {
       return Status::Error("--kv-keep: the --kv spec already says keep=; give one of them");
     }
-    const int64_t keep = flags.kv_keep == -1 ? keep_all.value_or(prompt_len.value_or(0))
+    const int64_t keep = flags.kv_keep == -1 ? lengths.keep_all.value_or(prompt_len.value_or(0))
                                              : flags.kv_keep;
     if (prompt_len && keep > *prompt_len) {
       return Status::Error(fmt::format("--kv-keep: {} tokens is more than the prompt's {}", keep,
@@ -244,9 +244,9 @@ Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
     }
     SetKvKeep(*spec, keep);
   }
-  auto plan = ResolveKvSpec(*spec, prompt_len);
+  auto plan = ResolveKvSpec(*spec, sequence);
   if (!plan.ok()) return plan.status().WithContext("--kv");
-  for (const std::string& warning : KvSpecWarnings(*spec, prompt_len)) Warn("--kv: {}", warning);
+  for (const std::string& warning : KvSpecWarnings(*spec, sequence)) Warn("--kv: {}", warning);
   if (!flags.kv_dump_path.empty()) {
     H2O_RETURN_IF_ERROR(CheckWritable(flags.kv_dump_path, "--kv-dump"));
   }
@@ -352,13 +352,34 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+CLI::Validator MinusOneOrMore() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        // Not a whole number: the conversion's error says so.
+        if (ec != std::errc() || end != text.data() + text.size() || v >= -1) return "";
+        return "Value " + text + " not in range -1 to inf";
+      },
+      "-1 or more");
+}
+
 Result<std::string> ReadTextFile(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) text.append(buffer, n);
+    if (std::ferror(stdin)) return Status::Error("-: cannot read standard input");
+    H2O_RETURN_IF_ERROR(CheckUtf8(text, "standard input"));
+    return text;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error(fmt::format("{}: cannot open file", path));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return Status::Error(fmt::format("{}: read error", path));
-  std::string text = std::move(ss).str();
+  text = std::move(ss).str();
   H2O_RETURN_IF_ERROR(CheckUtf8(text, path));
   return text;
 }

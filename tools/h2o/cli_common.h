@@ -55,6 +55,9 @@ struct SamplingFlags {
 // --repeat-last-n, --frequency-penalty, --presence-penalty, -l/--logit-bias
 // and -s/--seed.
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling);
+// -n's check where -1 means "no limit" (llama.cpp's habit): a whole number,
+// -1 or more; help and errors say "-1 or more".
+CLI::Validator MinusOneOrMore();
 // The options to sample with; without -s, a random seed. Errors: a
 // --logit-bias that is not ID+BIAS or names no token below n_vocab.
 Result<SamplerOptions> ResolveSampling(const SamplingFlags& sampling, int32_t n_vocab);
@@ -99,13 +102,20 @@ KvRunNames NameKvRun(const std::string& policy, const std::string& spec, const K
 std::string KvTypeName(const ModelFlags& flags);
 // -t, or every hardware thread.
 int32_t ThreadCount(const ModelFlags& flags);
+// What a command's --kv and --kv-keep refer to.
+struct KvLengths {
+  // The tokens the cache will hold, which percent budgets are of: prompt +
+  // tokens to generate, or the context where a conversation's length is
+  // not known. nullopt: unknown (a percentage is then an error).
+  std::optional<int64_t> sequence;
+  // The prompt, which --kv-keep may not exceed (default: sequence).
+  std::optional<int64_t> prompt = std::nullopt;
+  // What --kv-keep -1 pins (default: prompt).
+  std::optional<int64_t> keep_all = std::nullopt;
+};
 // Checks --kv, the KV types and that --kv-dump can be written; warns about
-// what KvSpecWarnings finds. Percent budgets in --kv resolve against
-// prompt_len (an error when it is nullopt). --kv-keep pins that many first
-// tokens, at most prompt_len; -1 pins keep_all (default: prompt_len).
-Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags,
-                                          std::optional<int64_t> prompt_len,
-                                          std::optional<int64_t> keep_all = std::nullopt);
+// what KvSpecWarnings finds; resolves --kv and --kv-keep against `lengths`.
+Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags, KvLengths lengths);
 // Writes, per layer and KV head, the kept positions and their scores as
 // JSON (atomically: no partial file on failure), then notes "wrote PATH".
 Status WriteKvDump(const KvCache& cache, const std::string& path);
@@ -120,7 +130,8 @@ Result<Tokenizer> LoadTokenizer(const Model& model);
 int Fail(const Status& status);
 int Fail(const std::string& message);
 
-// The file's bytes; an error unless they are well-formed UTF-8 (CheckUtf8).
+// The file's bytes ("-": standard input's, as llama.cpp's -f reads); an
+// error unless they are well-formed UTF-8 (CheckUtf8).
 Result<std::string> ReadTextFile(const std::string& path);
 // Parses whitespace-separated token ids ("1 403 407"). `where` names the
 // source in errors.

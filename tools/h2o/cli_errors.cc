@@ -135,7 +135,7 @@ std::string DescribeConversion(CLI::App& command, const std::string& message) {
 }
 
 std::string DescribeMismatch(CLI::App& command, const std::string& message) {
-  static const std::regex kMissing(R"((\S+): \d+ required (\S+) missing)");
+  static const std::regex kMissing(R"((\S+): \d+ required (.+) missing)");
   std::smatch m;
   if (std::regex_match(message, m, kMissing)) {
     const CLI::Option* opt = FindOption(command, m[1].str());

@@ -138,7 +138,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
 
   ModelFlags session_flags = f.model;
   session_flags.kv_spec = "full";
-  auto session_options = MakeSessionOptions(session_flags, n_tokens);
+  auto session_options = MakeSessionOptions(session_flags, {n_tokens});
   if (!session_options.ok()) return Fail(session_options.status());
   auto spec = ParseKvSpec(fmt::format("h2o:heavy={},recent={}", f.heavy, f.recent));
   if (!spec.ok()) return Fail(spec.status().WithContext("--heavy/--recent"));
@@ -189,8 +189,8 @@ Command RegisterAnalyze(CLI::App& app) {
   f->model.chunk = 256;
   cmd->add_option("-m,--model", f->model.model_path, "GGUF model file")->required();
   auto* text = cmd->add_option("-f,--file", f->text_file,
-                               "text file (documents separated by <|endoftext|> are joined, each "
-                               "with its BOS)");
+                               "text file, - for standard input (documents separated by "
+                               "<|endoftext|> are joined, each with its BOS)");
   auto* ids = cmd->add_option("--token-file", f->token_file,
                               "token-id file: ids separated by spaces, lines joined");
   text->excludes(ids);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,10 +56,11 @@ Result<std::string> Reply(Session& session, const Tokenizer& tokenizer,
   H2O_RETURN_IF_ERROR(session.Eval(tokens));
   GenerateOptions options;
   // A reply stops at the end of the context (unless positions shift).
+  // -n -1: no limit of its own.
   const int64_t room = session.n_ctx() - session.n_past();
-  options.max_tokens = session.sequence().pos_shift()
-                           ? f.n_predict
-                           : static_cast<int32_t>(std::min<int64_t>(f.n_predict, room));
+  const int64_t wanted = f.n_predict < 0 ? std::numeric_limits<int32_t>::max() : f.n_predict;
+  options.max_tokens = static_cast<int32_t>(
+      session.sequence().pos_shift() ? wanted : std::min<int64_t>(wanted, room));
   options.stop_at_end = !f.ignore_eos;
   options.sampling = sampling;
   GenerationState state(options, &tokenizer);
@@ -97,7 +99,8 @@ int RunChat(const ChatFlags& f) {
   // with it (a first user message stands for them).
   std::vector<ChatMessage> probe = messages;
   probe.push_back({"user", "?"});
-  auto options = MakeSessionOptions(f.model, n_ctx, SystemPromptTokens(**chat, probe, *tokenizer));
+  auto options = MakeSessionOptions(
+      f.model, {.sequence = n_ctx, .keep_all = SystemPromptTokens(**chat, probe, *tokenizer)});
   if (!options.ok()) return Fail(options.status());
   auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
@@ -161,8 +164,12 @@ Command RegisterChat(CLI::App& app) {
   cmd->get_option("--kv")->check(OnePolicy("chat"));
   cmd->add_option("--system", f->system, "a system message before the conversation");
   AddChatTemplateFlag(*cmd, f->chat_template);
-  cmd->add_option("-n,--n-predict", f->n_predict, "most tokens per reply")
-      ->check(CLI::PositiveNumber)
+  cmd->add_option("-n,--n-predict", f->n_predict,
+                  "most tokens per reply (-1: no limit but the context's)")
+      ->check(MinusOneOrMore())
+      ->check([](const std::string& v) -> std::string {
+        return v == "0" ? "a reply needs at least 1 token (-1: no limit)" : "";
+      })
       ->capture_default_str();
   AddSamplingFlags(*cmd, f->sampling);
   cmd->add_flag("--ignore-eos", f->ignore_eos, "keep replying past end-of-generation tokens");

@@ -1,6 +1,8 @@
 // h2o generate: continue a prompt, streaming text to stdout.
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,16 +30,33 @@ struct GenerateFlags {
   bool no_display_prompt = false;
 };
 
-// -f FILE, or -f - for standard input.
-Result<std::string> ReadPromptFile(const std::string& path) {
-  if (path != "-") return ReadTextFile(path);
-  std::string text;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) text.append(buffer, n);
-  if (std::ferror(stdin)) return Status::Error("-f -: cannot read standard input");
-  H2O_RETURN_IF_ERROR(CheckUtf8(text, "standard input"));
-  return text;
+int64_t ContextSize(const ModelFlags& flags, const Model& model) {
+  return flags.n_ctx > 0 ? flags.n_ctx : model.hparams().n_ctx_train;
+}
+
+// -n as llama.cpp reads it: -1 generates until the context is full (with
+// --kv-pos-shift, until an end-of-generation token), and a count past the
+// context stops at it, with a warning. A prompt that fills the context
+// leaves nothing to generate: an error, unless positions shift.
+Result<int64_t> TokensToGenerate(const GenerateFlags& f, const Model& model, int64_t prompt) {
+  constexpr int64_t kUnbounded = std::numeric_limits<int32_t>::max();
+  if (f.model.kv_pos_shift) return f.n_predict < 0 ? kUnbounded : f.n_predict;
+  const int64_t n_ctx = ContextSize(f.model, model);
+  if (prompt > n_ctx || (prompt == n_ctx && f.n_predict != 0)) {
+    return Status::Error(fmt::format(
+        "the prompt ({} tokens) fills the context size {} (raise it with -c, or use "
+        "--kv-pos-shift with sink or h2o)",
+        prompt, n_ctx));
+  }
+  const int64_t room = n_ctx - prompt;
+  if (f.n_predict < 0) return room;
+  if (f.n_predict > room) {
+    Warn("-n {}: the context size {} holds {} tokens after the {}-token prompt; generation "
+         "stops there",
+         f.n_predict, n_ctx, room, prompt);
+    return room;
+  }
+  return f.n_predict;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -61,7 +80,7 @@ int RunGenerate(const GenerateFlags& f) {
     if (!tokenizer.ok()) return Fail(tokenizer.status());
     std::string text = f.prompt;
     if (!f.prompt_file.empty()) {
-      auto file = ReadPromptFile(f.prompt_file);
+      auto file = ReadTextFile(f.prompt_file);
       if (!file.ok()) return Fail(file.status());
       text = std::move(file).value();
     } else if (Status s = CheckUtf8(text, "--prompt"); !s.ok()) {
@@ -79,19 +98,19 @@ int RunGenerate(const GenerateFlags& f) {
   const bool print_text = !f.print_ids && tokenizer.ok();
   const bool print_ids = !print_text;
 
-  auto options = MakeSessionOptions(f.model, static_cast<int64_t>(prompt.size()));
+  auto n_generate = TokensToGenerate(f, model, static_cast<int64_t>(prompt.size()));
+  if (!n_generate.ok()) return Fail(n_generate.status());
+  // Percent budgets are of what the cache will hold: prompt + generated.
+  const int64_t sequence = std::min<int64_t>(
+      static_cast<int64_t>(prompt.size()) + *n_generate, ContextSize(f.model, model));
+  auto options = MakeSessionOptions(
+      f.model, {.sequence = sequence, .prompt = static_cast<int64_t>(prompt.size())});
   if (!options.ok()) return Fail(options.status());
   // Default: the whole prompt in one chunk ("prefill, then compress").
   if (options->max_chunk == 0) options->max_chunk = static_cast<int32_t>(prompt.size());
   auto session_result = Session::Create(model, *options);
   if (!session_result.ok()) return Fail(session_result.status());
   Session& session = **session_result;
-  if (!options->kv_pos_shift &&
-      static_cast<int64_t>(prompt.size()) + f.n_predict > session.n_ctx()) {
-    return Fail(fmt::format("prompt ({} tokens) + -n {} exceeds the context size {} (raise it "
-                            "with -c, or use --kv-pos-shift with sink or h2o)",
-                            prompt.size(), f.n_predict, session.n_ctx()));
-  }
 
   GenerateOptions generate;
   auto sampling = ResolveSampling(f.sampling, model.hparams().n_vocab);
@@ -101,7 +120,7 @@ int RunGenerate(const GenerateFlags& f) {
     std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);
   }
-  generate.max_tokens = f.n_predict;
+  generate.max_tokens = static_cast<int32_t>(*n_generate);
   generate.stop_at_end = !f.ignore_eos;
   generate.stop = f.reverse_prompts;
   GenerateCallbacks callbacks;
@@ -155,8 +174,9 @@ Command RegisterGenerate(CLI::App& app) {
   // RequireOneOf below says the same at parse time; these put it in --help.
   prompt->excludes(file)->excludes(ids);
   file->excludes(ids);
-  cmd->add_option("-n,--n-predict", f->n_predict, "tokens to generate")
-      ->check(CLI::NonNegativeNumber)
+  cmd->add_option("-n,--n-predict", f->n_predict,
+                  "tokens to generate (-1: until the context is full; past it, stops there)")
+      ->check(MinusOneOrMore())
       ->capture_default_str();
   AddSamplingFlags(*cmd, f->sampling);
   cmd->add_flag("--print-ids", f->print_ids, "print the token ids (prompt + generated) instead of text");

@@ -70,7 +70,7 @@ Result<std::unique_ptr<Sequence>> MakeSequence(const Setup& setup, const std::st
   flags.kv_pos_shift = pos_shift;
   flags.kv_type_k = TraitsOf(types.k).name;
   flags.kv_type_v = TraitsOf(types.v).name;
-  H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags, stream_len));
+  H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags, {stream_len}));
   options.n_ctx = setup.n_ctx;
   return setup.engine->NewSequence(options);
 }
@@ -277,7 +277,7 @@ int RunPerplexity(const PerplexityFlags& f) {
     plain.kv_spec = "full";
     plain.kv_type = TraitsOf(types->front().k).name;
     plain.kv_pos_shift = false;
-    if (auto options = MakeSessionOptions(plain, std::nullopt); !options.ok()) {
+    if (auto options = MakeSessionOptions(plain, {}); !options.ok()) {
       return Fail(options.status());
     }
   }
@@ -285,7 +285,7 @@ int RunPerplexity(const PerplexityFlags& f) {
     return Fail("--kv-dump takes a single --kv spec and KV type");
   }
   if (!f.out_prefix.empty()) {
-    if (Status st = CheckWritable(f.out_prefix + ".json", "--out"); !st.ok()) return Fail(st);
+    if (Status st = CheckWritable(f.out_prefix + ".json", "--report"); !st.ok()) return Fail(st);
   }
   if (f.per_token && !f.json) Warn("--per-token lists each token's nll in --json output only");
   const bool kl = f.kl > 0 || (f.kl == 0 && entries->size() * types->size() > 1);
@@ -373,7 +373,7 @@ Command RegisterPerplexity(CLI::App& app) {
       "KV spec(s), comma-separated, one result row each, e.g. full,h2o:heavy=10%,recent=10%; "
       "with --budget: policies without their budget keys, e.g. full,local,h2o,h2o:score=mean");
   auto* text =
-      cmd->add_option("-f,--file", f->text_file, "text file; documents separated by <|endoftext|>");
+      cmd->add_option("-f,--file", f->text_file, "text file (-: standard input); documents separated by <|endoftext|>");
   auto* ids = cmd->add_option("--token-file", f->token_files,
                               "token-id file(s): one stream per line, ids separated by spaces");
   text->excludes(ids);
@@ -387,7 +387,8 @@ Command RegisterPerplexity(CLI::App& app) {
   cmd->add_flag("--windowed", f->windowed,
                 "llama-perplexity's method: the whole input as one sequence, cut into -c token "
                 "windows, each from an empty cache with BOS first, scoring the second half");
-  cmd->add_option("--out", f->out_prefix,
+  // --report as in eval; --out, its first name, stays an alias.
+  cmd->add_option("--report,--out", f->out_prefix,
                   "write the table as PREFIX.md, PREFIX.csv and PREFIX.json, and with --budget a "
                   "plot per metric: PREFIX.svg (ppl), PREFIX.kl.svg, PREFIX.top1.svg");
   cmd->add_flag("--per-token", f->per_token, "--json: list each scored token's nll per stream");

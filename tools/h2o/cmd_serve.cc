@@ -102,7 +102,7 @@ int RunServe(const ServeFlags& f) {
   if (!spec.ok()) return Fail(spec.status().WithContext("--kv"));
   // Percentages resolve per request (against the server's context, which
   // the model gives); here the options are only checked.
-  auto session = MakeSessionOptions(f.model, int64_t{1000});
+  auto session = MakeSessionOptions(f.model, {int64_t{1000}});
   if (!session.ok()) return Fail(session.status());
   if (!f.cache_dir.empty() && f.no_prompt_cache) {
     return Fail("--cache-dir keeps the prompt cache's states: it does not go with --no-prompt-cache");

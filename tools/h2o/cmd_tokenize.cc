@@ -103,7 +103,7 @@ Command RegisterTokenize(CLI::App& app) {
   cmd->add_option("-m,--model", flags->model_path,
                   "GGUF file with a vocabulary (a model or a vocab-only file)")
       ->required();
-  cmd->add_option("-f,--file", flags->file, "text file (one input: -f, -p or --jsonl)");
+  cmd->add_option("-f,--file", flags->file, "text file, - for standard input (one input: -f, -p or --jsonl)");
   cmd->add_option("-p,--prompt", flags->prompt, "text");
   cmd->add_option("--jsonl", flags->jsonl,
                   "JSON lines file: prints a JSON array of ids for each line's \"text\"");

@@ -55,7 +55,7 @@ RunSequence::RunSequence(const EvalFlags& f, const Model& model, const KvSpec& s
 Result<Sequence*> RunSequence::For(Engine& engine, int64_t prompt_len) {
   if (sequence_ == nullptr || (per_item_ && prompt_len != prompt_len_)) {
     sequence_.reset();  // its cache is freed before the next one is made
-    H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, prompt_len));
+    H2O_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(flags_, {prompt_len}));
     H2O_ASSIGN_OR_RETURN(sequence_, engine.NewSequence(options));
     prompt_len_ = prompt_len;
     kv_bytes_ = std::max(kv_bytes_, sequence_->cache().AllocatedBytes());

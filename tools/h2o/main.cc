@@ -12,8 +12,10 @@
 #include "version.h"
 
 int main(int original_argc, char** original_argv) {
-  std::vector<std::string> args = h2o::cli::RewriteLlamaAliases(
+  h2o::cli::RewrittenArgs rewritten = h2o::cli::RewriteLlamaAliases(
       std::vector<std::string>(original_argv, original_argv + original_argc));
+  for (const std::string& warning : rewritten.warnings) h2o::cli::Warn(warning);
+  std::vector<std::string>& args = rewritten.args;
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   const int argc = static_cast<int>(arg_pointers.size());

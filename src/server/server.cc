@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -113,6 +114,9 @@ struct Completion {
   std::vector<int32_t> ids;
   int32_t key_index = -1;
   Usage usage;         // prompt tokens and policy; the rest at the end
+  std::string endpoint;  // the path asked, for the log
+  Clock::time_point received = Clock::now();
+  std::optional<Clock::time_point> first_token;
   std::shared_ptr<KvStateStore::Tracker> kv_state;  // null: not readable at /v1/kv
   // Streamed: whether the first chunk went out, and the text's length so far.
   bool first = true;
@@ -264,6 +268,10 @@ struct Server::Impl {
                  "invalid_request_error", "", "invalid_api_key"});
       return;
     }
+    if (options.verbose) {
+      log.Line(fmt::format("{}: {} {} ({} body bytes)", req.peer, req.method, req.path,
+                           req.body.size()));
+    }
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
     std::string allowed;
     for (const Route& route : routes) {
@@ -351,6 +359,30 @@ struct Server::Impl {
     if (e.finished) c.exchange->End();
   }
 
+  // Driver thread: the request's line in the log.
+  void LogFinished(const Completion& c, const TokenEvent& e) const {
+    if (!options.on_request) return;
+    const auto seconds = [&c](Clock::time_point t) {
+      return std::chrono::duration<double>(t - c.received).count();
+    };
+    const Clock::time_point now = Clock::now();
+    RequestRecord r;
+    r.id = c.header.id;
+    r.endpoint = c.endpoint;
+    r.status = e.reason == FinishReason::kError ? 500 : 200;
+    r.prompt_tokens = c.usage.prompt_tokens;
+    r.cached_tokens = e.cached_tokens;
+    r.completion_tokens = e.n_generated;
+    r.ttft_s = seconds(c.first_token.value_or(now));
+    r.total_s = seconds(now);
+    r.kv_bytes = e.kv_bytes;
+    r.evictions = e.evictions;
+    r.kv = c.usage.kv;
+    r.finish_reason = e.reason == FinishReason::kError ? "error: " + e.error
+                                                       : std::string(FinishReasonName(e.reason));
+    options.on_request(r);
+  }
+
   // Driver thread: a token, or the end.
   bool OnEvent(Completion& c, const TokenEvent& e) {
     if (e.finished) {
@@ -364,6 +396,7 @@ struct Server::Impl {
         c.ids.resize(static_cast<size_t>(e.kept_tokens));
         slot_actions.Finished(c.header.id, c.key_index, std::move(c.ids));
       }
+      LogFinished(c, e);
       std::string delta(e.text);
       if (c.params->stream) {
         StreamEvent(c, e, std::move(delta), {});
@@ -381,6 +414,7 @@ struct Server::Impl {
       return true;
     }
     metrics.generated_tokens += 1;
+    if (!c.first_token) c.first_token = Clock::now();
     c.ids.push_back(e.token);
     if (c.kv_state) c.kv_state->AddToken(e.token);
     std::string delta(e.text);
@@ -453,6 +487,16 @@ struct Server::Impl {
     c->ids = prompt;
     c->key_index = *ApiKeyIndex(req);
     c->usage.kv = run.kv.Describe();
+    c->endpoint = req.path;
+    if (options.verbose) {
+      log.Line(fmt::format(
+          "{} {}: {} prompt tokens, max_tokens {}, kv {}, n_keep {}, temperature {:g}, top_p "
+          "{:g}, top_k {}, min_p {:g}, seed {}, stream {}, cache_prompt {}",
+          c->header.id, req.path, n_prompt, max_tokens, c->usage.kv, run.kv.keep,
+          params->temperature, params->top_p, params->top_k, params->min_p,
+          params->seed ? std::to_string(*params->seed) : std::string("random"), params->stream,
+          params->cache_prompt));
+    }
 
     Request request;
     request.prompt = prompt;

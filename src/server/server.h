@@ -27,6 +27,22 @@
 
 namespace h2o::server {
 
+// One finished completion, for the server's log line per request.
+struct RequestRecord {
+  std::string id;        // "cmpl-...", "chatcmpl-..."
+  std::string endpoint;  // the path asked: "/v1/chat/completions", ...
+  int status = 200;      // 200, or 500 where generation failed
+  int32_t prompt_tokens = 0;
+  int32_t cached_tokens = 0;  // of them, resumed from the prompt cache
+  int32_t completion_tokens = 0;
+  double ttft_s = 0;   // from the request's arrival to its first token
+  double total_s = 0;  // from its arrival to its end
+  size_t kv_bytes = 0;
+  int64_t evictions = 0;
+  std::string kv;  // the resolved policy
+  std::string finish_reason;
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;       // 0: any free port (reported to on_listening)
@@ -62,6 +78,11 @@ struct ServerOptions {
   // A line for the server log (refusals naming their limit, forced closes);
   // rate-limited by the server. May be empty.
   std::function<void(const std::string& line)> log;
+  // Called on the driver thread as each completion ends; may be empty.
+  std::function<void(const RequestRecord& record)> on_request;
+  // Also log every HTTP request as it arrives, and each completion's
+  // resolved parameters (llama-server's --verbose).
+  bool verbose = false;
 };
 
 class Server {

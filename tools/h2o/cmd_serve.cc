@@ -7,17 +7,20 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "chat_template_flag.h"
+#include "cli_log.h"
 #include "cli_common.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "core/byte_size.h"
 #include "core/strings.h"
+#include "serve_log.h"
 #include "server/server.h"
 #include "version.h"
 
@@ -45,7 +48,26 @@ struct ServeFlags {
   int32_t max_headers = server::HttpLimits{}.max_header_count;
   int32_t max_connections = server::HttpLimits{}.max_connections;
   double header_timeout = 10, body_timeout = 60, idle_timeout = 5, send_timeout = 60;
+  bool verbose = false;
+  LogFormat log_format = LogFormat::kText;
 };
+
+// "cannot listen on HOST:PORT: REASON", with what to do where the reason
+// is a port in use or one that needs privileges.
+Status ExplainListenError(const Status& status, int port) {
+  const std::string& m = status.message();
+  if (m.find("Address already in use") != std::string::npos) {
+    return Status::Error(fmt::format("{} (another server has port {}: stop it, or choose another "
+                                     "port with --port, 0 for any free one)",
+                                     m, port));
+  }
+  if (m.find("Permission denied") != std::string::npos) {
+    return Status::Error(fmt::format("{} (ports below 1024 need privileges: choose another with "
+                                     "--port)",
+                                     m));
+  }
+  return status;
+}
 
 // Seconds as a duration; a year at most (what "never" means here).
 std::chrono::milliseconds Seconds(double s) {
@@ -149,10 +171,10 @@ int RunServe(const ServeFlags& f) {
   o.http.body_timeout = Seconds(f.body_timeout);
   o.http.idle_timeout = Seconds(f.idle_timeout);
   o.http.send_timeout = Seconds(f.send_timeout);
-  o.log = [](const std::string& line) {
-    std::fprintf(stderr, "h2o serve: %s\n", line.c_str());
-    std::fflush(stderr);
-  };
+  const ServeLog log(f.log_format, Quiet());
+  o.log = [&log](const std::string& line) { log.Line(line); };
+  o.on_request = [&log](const server::RequestRecord& r) { log.Request(r); };
+  o.verbose = f.verbose;
 
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else,
   // so the server's threads inherit the mask): it drains the server.
@@ -168,20 +190,25 @@ int RunServe(const ServeFlags& f) {
     const timespec tick{0, 200'000'000};
     while (!done) {
       if (sigtimedwait(&signals, nullptr, &tick) > 0) {
-        std::fprintf(stderr, "h2o serve: draining (running requests finish)\n");
+        log.Line("draining (running requests finish)");
         (*server)->Shutdown();
         return;
       }
     }
   });
+  // Printed once the port is bound: a server that cannot listen says only why.
+  auto resolved = ResolveKvSpec(*spec, o.sequence.n_ctx);
+  const std::vector<std::string> banner = BannerLines(
+      o, model, resolved.ok() ? resolved->Describe() : resolved.status().message(),
+      KvTypeName(f.model));
   const Status status = (*server)->Run([&](int port) {
-    std::fprintf(stderr, "h2o serve: listening on http://%s:%d\n", f.host.c_str(), port);
-    std::fflush(stderr);
+    for (const std::string& line : banner) log.Info(line);
+    log.Line(fmt::format("listening on http://{}:{}", f.host, port));
   });
   done = true;
   watcher.join();
-  if (!status.ok()) return Fail(status);
-  std::fprintf(stderr, "h2o serve: stopped\n");
+  if (!status.ok()) return Fail(ExplainListenError(status, f.port));
+  log.Line("stopped");
   return 0;
 }
 
@@ -254,6 +281,14 @@ Command RegisterServe(CLI::App& app) {
   positive("--send-timeout", f->send_timeout,
            "seconds a response may make no progress (a client not reading) before its connection "
            "closes and its request is cancelled");
+  cmd->add_flag("--verbose", f->verbose,
+                "also log every HTTP request as it arrives and each completion's parameters");
+  cmd->add_option("--log-format", f->log_format,
+                  "text, or json: one JSON object a line (time, level, msg; a request's "
+                  "figures as fields)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, LogFormat>{{"text", LogFormat::kText}, {"json", LogFormat::kJson}}))
+      ->capture_default_str();
   return {cmd, [f] { return RunServe(*f); }};
 }
 

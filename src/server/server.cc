@@ -21,6 +21,7 @@
 #include "server/api_response.h"
 #include "server/completion_plan.h"
 #include "server/http_server.h"
+#include "server/native_response.h"
 #include "server/info_endpoints.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
@@ -117,6 +118,18 @@ struct Completion {
   std::string endpoint;  // the path asked, for the log
   Clock::time_point received = Clock::now();
   std::optional<Clock::time_point> first_token;
+  // llama-server's /completion: its own shapes (server/native_response.h),
+  // which echo the prompt and the token limit.
+  bool native = false;
+  std::string prompt;
+  int32_t max_tokens = 0;
+
+  // Milliseconds from the arrival to the first token, and from it to `end`.
+  NativeTimings Timings(Clock::time_point end) const {
+    const Clock::time_point first = first_token.value_or(end);
+    return {std::chrono::duration<double, std::milli>(first - received).count(),
+            std::chrono::duration<double, std::milli>(end - first).count()};
+  }
   std::shared_ptr<KvStateStore::Tracker> kv_state;  // null: not readable at /v1/kv
   // Streamed: whether the first chunk went out, and the text's length so far.
   bool first = true;
@@ -221,7 +234,8 @@ struct Server::Impl {
   // what tells about its model and requests; not /health, /metrics (its
   // own key) or the playground's files.
   static bool NeedsApiKey(std::string_view path) {
-    return path.starts_with("/v1/") || path == "/tokenize" || path == "/detokenize" ||
+    return path.starts_with("/v1/") || path == "/completion" || path == "/completions" ||
+           path == "/tokenize" || path == "/detokenize" ||
            path == "/props" || path == "/slots" || path.starts_with("/slots/");
   }
 
@@ -330,9 +344,30 @@ struct Server::Impl {
     return std::nullopt;
   }
 
+  // Driver thread: one streamed event of /completion: a piece of text, or
+  // the last event with the figures (and no "[DONE]", as llama-server).
+  void NativeStreamEvent(Completion& c, const TokenEvent& e, std::string_view delta) {
+    std::string out;
+    if (!delta.empty()) {
+      out += SseEvent(NativeChunkBody(delta, e.n_generated, c.usage.prompt_tokens));
+    }
+    if (e.finished) {
+      out += SseEvent(e.reason == FinishReason::kError
+                          ? ErrorBody({500, e.error, "server_error", "", ""})
+                          : NativeFinalBody(*c.params, c.header, c.prompt, "", e.reason, c.usage,
+                                            c.max_tokens, c.Timings(Clock::now())));
+    }
+    if (!out.empty()) c.exchange->Write(out);
+    if (e.finished) c.exchange->End();
+  }
+
   // Driver thread: one streamed event's SSE text.
   void StreamEvent(Completion& c, const TokenEvent& e, std::string delta,
                    std::vector<TokenLogprob> tokens) {
+    if (c.native) {
+      NativeStreamEvent(c, e, delta);
+      return;
+    }
     const CompletionParams& params = *c.params;
     std::string out;
     if (c.first && !c.echo.empty()) {
@@ -407,8 +442,11 @@ struct Server::Impl {
       } else {
         c.text += delta;
         c.exchange->Reply(200, "application/json",
-                          CompletionBody(*c.params, c.header, c.text, c.echo.size(), c.tokens,
-                                         FinishReasonName(e.reason), c.usage),
+                          c.native ? NativeFinalBody(*c.params, c.header, c.prompt, c.text,
+                                                     e.reason, c.usage, c.max_tokens,
+                                                     c.Timings(Clock::now()))
+                                   : CompletionBody(*c.params, c.header, c.text, c.echo.size(),
+                                                    c.tokens, FinishReasonName(e.reason), c.usage),
                           {{"X-Request-Id", c.header.id}});
       }
       return true;
@@ -429,8 +467,10 @@ struct Server::Impl {
     return true;
   }
 
+  // chat: /v1/chat/completions; native: llama-server's /completion (a
+  // completion's fields, its own response shapes).
   void HandleCompletion(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex,
-                        bool chat) {
+                        bool chat, bool native = false) {
     metrics.requests += 1;
     if (draining) {
       SendError(req, *ex, {503, "the server is shutting down", "server_error", "", ""});
@@ -488,6 +528,12 @@ struct Server::Impl {
     c->key_index = *ApiKeyIndex(req);
     c->usage.kv = run.kv.Describe();
     c->endpoint = req.path;
+    c->native = native;
+    c->max_tokens = max_tokens;
+    if (native) {
+      c->prompt = params->prompt_is_ids ? tokenizer.Decode(prompt, /*remove_special=*/true)
+                                        : params->prompt_text;
+    }
     if (options.verbose) {
       log.Line(fmt::format(
           "{} {}: {} prompt tokens, max_tokens {}, kv {}, n_keep {}, temperature {:g}, top_p "
@@ -644,6 +690,12 @@ struct Server::Impl {
                                    const std::shared_ptr<HttpExchange>& ex) {
       HandleCompletion(req, ex, /*chat=*/false);
     });
+    // llama-server's native completion, under both of its names.
+    for (const char* path : {"/completion", "/completions"}) {
+      Post(path, [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+        HandleCompletion(req, ex, /*chat=*/false, /*native=*/true);
+      });
+    }
     Post("/v1/chat/completions",
          [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
            HandleCompletion(req, ex, /*chat=*/true);

@@ -489,7 +489,24 @@ void ForwardPass::Run(std::span<const ForwardItem> items, kernels::ThreadPool* p
       for (size_t i = 0; i < n_values; ++i) x_[i] += ffn_out_[i];
     }
   }
+  SumHidden(items);
   Logits(items, pool);
+}
+
+void ForwardPass::SumHidden(std::span<const ForwardItem> items) {
+  const size_t n_embd = model_.hparams().n_embd;
+  size_t r = 0;
+  for (const ForwardItem& item : items) {
+    const size_t n = item.tokens.size();
+    if (item.hidden_sum != nullptr) {
+      // Before Logits, which norms into xb_ again.
+      Norm(model_.weights().output_norm, &x_[r * n_embd], xb_.data(), static_cast<int32_t>(n));
+      for (size_t t = 0; t < n; ++t) {
+        for (size_t i = 0; i < n_embd; ++i) item.hidden_sum[i] += xb_[t * n_embd + i];
+      }
+    }
+    r += n;
+  }
 }
 
 }  // namespace h2o

@@ -38,6 +38,11 @@ struct ForwardItem {
   LogitsFor which = LogitsFor::kLastToken;
   // [1 or tokens.size()][n_vocab] receives the logits (nullptr: none).
   float* logits = nullptr;
+  // [n_embd]: the final hidden state of every row, after the output norm
+  // (what the logits are made from), is added to it (nullptr: none); the
+  // sum over a text's chunks, divided by its length, is its mean-pooled
+  // embedding, as llama-server's.
+  float* hidden_sum = nullptr;
   // Told every query head's attention probabilities (nullptr: none).
   AttentionObserver* observer = nullptr;
 };
@@ -93,6 +98,7 @@ class ForwardPass {
   // to their rank among present tokens and returns a view that reads them.
   KvHeadView RotateKeysByRank(const KvHeadView& kv, const kernels::RopeParams& rope, int32_t part);
   void Logits(std::span<const ForwardItem> items, kernels::ThreadPool* pool);
+  void SumHidden(std::span<const ForwardItem> items);
 
   const Model& model_;
   const ArchSpec& spec_;

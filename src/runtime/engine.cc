@@ -134,6 +134,7 @@ Status Engine::Forward(std::span<const BatchItem> batch) {
     if (b.want_logits) {
       item.logits = s.LogitsBuffer(b.which == LogitsFor::kAllTokens ? b.tokens.size() : 1);
     }
+    item.hidden_sum = b.hidden_sum;
     items_.push_back(item);
   }
   forward_.Run(items_, &pool_);
@@ -168,6 +169,35 @@ Status Engine::Eval(Sequence& sequence, std::span<const int32_t> tokens, LogitsF
     H2O_RETURN_IF_ERROR(Forward({&item, 1}));
   }
   return Status::Ok();
+}
+
+Result<std::vector<float>> Engine::Embed(Sequence& sequence, std::span<const int32_t> tokens) {
+  H2O_RETURN_IF_ERROR(CheckTokens(model_, sequence, tokens));
+  if (sequence.n_past() != 0 || sequence.cache().policy().name() != std::string_view("full")) {
+    return Status::Error("an embedding needs a fresh sequence with a full cache");
+  }
+  if (tokens.empty()) return Status::Error("no tokens to embed");
+  std::vector<double> sum(static_cast<size_t>(model_.hparams().n_embd), 0.0);
+  std::vector<float> chunk_sum(sum.size());
+  const size_t chunk = static_cast<size_t>(sequence.max_chunk());
+  for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
+    const size_t len = std::min(tokens.size() - begin, chunk);
+    std::fill(chunk_sum.begin(), chunk_sum.end(), 0.0f);
+    const BatchItem item{&sequence, tokens.subspan(begin, len), LogitsFor::kLastToken,
+                         /*want_logits=*/false, chunk_sum.data()};
+    H2O_RETURN_IF_ERROR(Forward({&item, 1}));
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += chunk_sum[i];
+  }
+  double norm = 0;
+  for (double& v : sum) {
+    v /= static_cast<double>(tokens.size());
+    norm += v * v;
+  }
+  norm = std::sqrt(norm);
+  if (!std::isfinite(norm)) return Status::Error("the embedding is not finite");
+  std::vector<float> out(sum.size());
+  for (size_t i = 0; i < sum.size(); ++i) out[i] = static_cast<float>(norm > 0 ? sum[i] / norm : 0);
+  return out;
 }
 
 }  // namespace h2o

@@ -37,6 +37,7 @@ struct BatchItem {
   std::span<const int32_t> tokens;
   LogitsFor which = LogitsFor::kLastToken;
   bool want_logits = true;  // false: no logits for this item (prefill)
+  float* hidden_sum = nullptr;  // ForwardItem::hidden_sum
 };
 
 class Engine {
@@ -69,6 +70,12 @@ class Engine {
   // token's. Errors as Forward.
   Status Eval(Sequence& sequence, std::span<const int32_t> tokens,
               LogitsFor which = LogitsFor::kLastToken);
+
+  // Feeds tokens to a fresh sequence (a full cache that holds them all) and
+  // returns their mean-pooled final hidden state, L2-normalized: the
+  // embedding llama-server's /v1/embeddings gives (pooling mean). Errors as
+  // Eval, and a sequence that is not fresh or evicts.
+  Result<std::vector<float>> Embed(Sequence& sequence, std::span<const int32_t> tokens);
 
   // Runs fn over [0, n) on the engine's threads (ThreadPool::ParallelFor),
   // for per-sequence work between forward passes, such as sampling each

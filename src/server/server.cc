@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -20,6 +22,8 @@
 #include "server/api_request.h"
 #include "server/api_response.h"
 #include "server/completion_plan.h"
+#include "server/embeddings.h"
+#include "server/json_fields.h"
 #include "server/http_server.h"
 #include "server/native_response.h"
 #include "server/info_endpoints.h"
@@ -194,11 +198,32 @@ struct Server::Impl {
     wake.notify_one();
   }
 
+  // Work the driver thread runs between steps (it alone drives the engine).
+  std::deque<std::function<void()>> driver_tasks;
+
+  void RunOnDriver(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      driver_tasks.push_back(std::move(task));
+    }
+    Wake();
+  }
+
   void DriverLoop() {
     for (;;) {
-      if (scheduler->Step()) continue;
+      std::function<void()> task;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!driver_tasks.empty()) {
+          task = std::move(driver_tasks.front());
+          driver_tasks.pop_front();
+        }
+      }
+      if (task) task();
+      if (scheduler->Step() || task) continue;
       std::unique_lock<std::mutex> lock(mu);
-      if (stop_driver) return;
+      if (stop_driver && driver_tasks.empty()) return;
+      if (!driver_tasks.empty()) continue;
       wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return work || stop_driver; });
       work = false;
     }
@@ -235,6 +260,7 @@ struct Server::Impl {
   // own key) or the playground's files.
   static bool NeedsApiKey(std::string_view path) {
     return path.starts_with("/v1/") || path == "/completion" || path == "/completions" ||
+           path == "/embeddings" ||
            path == "/tokenize" || path == "/detokenize" ||
            path == "/props" || path == "/slots" || path.starts_with("/slots/");
   }
@@ -602,6 +628,71 @@ struct Server::Impl {
     });
   }
 
+  // /v1/embeddings: the inputs tokenized here and checked against the
+  // context, then embedded one after another on the driver thread, each in
+  // a full cache of its own length (allocated for it, outside --kv-mem,
+  // and freed after), between the scheduler's steps.
+  void HandleEmbeddings(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+    if (!options.embeddings) {
+      SendError(req, *ex,
+                {501, "this server does not give embeddings: start it with --embeddings",
+                 "not_supported_error", "", ""});
+      return;
+    }
+    EmbeddingParams params;
+    if (auto e = ParseEmbeddingRequest(req.body, params)) {
+      SendError(req, *ex, *e);
+      return;
+    }
+    auto inputs = std::make_shared<std::vector<std::vector<int32_t>>>(std::move(params.ids));
+    for (const std::string& text : params.texts) {
+      inputs->push_back(tokenizer.Encode(text, /*add_special=*/true));
+    }
+    int64_t total = 0;
+    for (const std::vector<int32_t>& ids : *inputs) {
+      for (const int32_t id : ids) {
+        if (id >= model.hparams().n_vocab) {
+          SendError(req, *ex,
+                    Bad("input", fmt::format("'input' has token id {}, not below the "
+                                             "vocabulary size {}",
+                                             id, model.hparams().n_vocab)));
+          return;
+        }
+      }
+      if (ids.empty() || static_cast<int64_t>(ids.size()) > ContextSize()) {
+        SendError(req, *ex,
+                  {400,
+                   fmt::format("an input of {} tokens: an input needs 1 to {} (the context)",
+                               ids.size(), ContextSize()),
+                   "invalid_request_error", "input", "context_length_exceeded"});
+        return;
+      }
+      total += static_cast<int64_t>(ids.size());
+    }
+    metrics.requests += 1;
+    metrics.prompt_tokens += total;
+    RunOnDriver([this, ex, inputs, total, base64 = params.base64] {
+      std::vector<std::vector<float>> vectors;
+      for (const std::vector<int32_t>& ids : *inputs) {
+        SequenceOptions o = options.sequence;
+        o.n_ctx = static_cast<int32_t>(ids.size());
+        o.kv = KvPlan{};  // full: an embedding attends to the whole input
+        o.max_chunk = std::min(o.n_ctx, engine->max_batch_tokens());
+        auto sequence = engine->NewSequence(o);
+        auto vector = sequence.ok() ? engine->Embed(**sequence, ids)
+                                    : Result<std::vector<float>>(sequence.status());
+        if (!vector.ok()) {
+          ex->Reply(500, "application/json",
+                    ErrorBody({500, vector.status().message(), "server_error", "", ""}));
+          return;
+        }
+        vectors.push_back(std::move(vector).value());
+      }
+      ex->Reply(200, "application/json",
+                EmbeddingsBody(vectors, base64, options.model_id, total));
+    });
+  }
+
   void HandleKv(const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
     const std::string id = req.path.substr(std::string_view("/v1/kv/").size());
     const HParams& hp = model.hparams();
@@ -690,6 +781,11 @@ struct Server::Impl {
                                    const std::shared_ptr<HttpExchange>& ex) {
       HandleCompletion(req, ex, /*chat=*/false);
     });
+    for (const char* path : {"/v1/embeddings", "/embeddings"}) {
+      Post(path, [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {
+        HandleEmbeddings(req, ex);
+      });
+    }
     // llama-server's native completion, under both of its names.
     for (const char* path : {"/completion", "/completions"}) {
       Post(path, [this](const HttpRequest& req, const std::shared_ptr<HttpExchange>& ex) {

@@ -73,6 +73,9 @@ struct ServerOptions {
   // Every request's cache readable at /v1/kv/{id}; without it only those
   // of requests that ask ("kv_endpoint": true, as the playground does).
   bool kv_endpoint = false;
+  // Answer POST /v1/embeddings (mean-pooled, normalized final hidden
+  // states); without it, 501 (llama-server's --embeddings).
+  bool embeddings = false;
   std::optional<ChatTemplate> chat_template;  // none: chat requests get a 400
   HttpLimits http;
   // A line for the server log (refusals naming their limit, forced closes);

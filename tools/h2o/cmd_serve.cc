@@ -49,6 +49,7 @@ struct ServeFlags {
   int32_t max_connections = server::HttpLimits{}.max_connections;
   double header_timeout = 10, body_timeout = 60, idle_timeout = 5, send_timeout = 60;
   bool verbose = false;
+  bool embeddings = false;
   LogFormat log_format = LogFormat::kText;
 };
 
@@ -175,6 +176,7 @@ int RunServe(const ServeFlags& f) {
   o.log = [&log](const std::string& line) { log.Line(line); };
   o.on_request = [&log](const server::RequestRecord& r) { log.Request(r); };
   o.verbose = f.verbose;
+  o.embeddings = f.embeddings;
 
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else,
   // so the server's threads inherit the mask): it drains the server.
@@ -281,6 +283,9 @@ Command RegisterServe(CLI::App& app) {
   positive("--send-timeout", f->send_timeout,
            "seconds a response may make no progress (a client not reading) before its connection "
            "closes and its request is cancelled");
+  cmd->add_flag("--embeddings", f->embeddings,
+                "answer POST /v1/embeddings: each input's final hidden states, mean-pooled and "
+                "normalized (as llama-server's --embeddings)");
   cmd->add_flag("--verbose", f->verbose,
                 "also log every HTTP request as it arrives and each completion's parameters");
   cmd->add_option("--log-format", f->log_format,

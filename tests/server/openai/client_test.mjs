@@ -23,7 +23,7 @@ function startServer() {
   return new Promise((resolve, reject) => {
     assert.ok(H2O_BIN && H2O_MODEL, 'H2O_BIN and H2O_MODEL must be set');
     server = spawn(H2O_BIN, ['serve', '-m', H2O_MODEL, '--port', '0', '--chat-template', 'chatml',
-                             '--api-key', API_KEY, '-c', '256', '-t', '1'],
+                             '--api-key', API_KEY, '-c', '256', '-t', '1', '--embeddings'],
                    { stdio: ['ignore', 'ignore', 'pipe'] });
     const timer = setTimeout(() => reject(new Error(`h2o serve not ready after 60 s:\n${serverLog}`)), 60000);
     server.stderr.setEncoding('utf8');
@@ -293,4 +293,24 @@ test('--api-key: a wrong or missing key is a 401, /health stays open', async () 
   assert.equal(typeof body.error?.message, 'string');
   const health = await fetch(baseURL.replace(/\/v1$/, '/health'));
   assert.equal(health.status, 200);
+});
+
+// The client asks for base64 unless told otherwise and decodes it itself:
+// both encodings give the same unit vectors, one per input, in order.
+test('embeddings in both encodings', async () => {
+  const input = [PROMPT, 'The cat sat.'];
+  const decoded = await client.embeddings.create({ model: modelId, input });
+  const floats = await client.embeddings.create({ model: modelId, input, encoding_format: 'float' });
+  assert.equal(decoded.object, 'list');
+  assert.equal(decoded.data.length, 2);
+  assert.ok(decoded.usage.prompt_tokens > 0);
+  for (let i = 0; i < 2; ++i) {
+    assert.equal(decoded.data[i].index, i);
+    const a = decoded.data[i].embedding, b = floats.data[i].embedding;
+    assert.equal(a.length, 64);  // the model's n_embd
+    assert.deepEqual(a.map((v) => Math.fround(v)), b.map((v) => Math.fround(v)));
+    const norm = Math.sqrt(a.reduce((s, v) => s + v * v, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-4, `norm ${norm}`);
+  }
+  assert.notDeepEqual(decoded.data[0].embedding, decoded.data[1].embedding);
 });

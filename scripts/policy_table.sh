@@ -18,7 +18,7 @@ row() {  # label spec...
 }
 echo "| policy | budget 32 | budget 64 | budget 128 |"
 echo "|---|---|---|---|"
-row "full (2048 slots)" full full full
+row "full (512 slots)" full full full
 row "local" local:recent=32 local:recent=64 local:recent=128
 row "sink (4 sinks)" sink:sinks=4,recent=28 sink:sinks=4,recent=60 sink:sinks=4,recent=124
 row "h2o (half heavy)" h2o:heavy=16,recent=16 h2o:heavy=32,recent=32 h2o:heavy=64,recent=64

@@ -57,18 +57,18 @@ TEST(KvCli, PercentBudgetsFollowEachStream) {
 }
 
 TEST(KvCli, PosShiftGeneratesFourTimesTheTrainedContext) {
-  // Trained context 512; the GGUF's context_length is 2048. 2048 new
-  // tokens after BOS pass it, so without pos-shift generation stops at the
-  // context's end: 2047 tokens after BOS.
+  // Trained context 512, as the GGUF says. 2048 new tokens after BOS pass
+  // it, so without pos-shift generation stops at the context's end: 511
+  // tokens after BOS.
   const std::string base = "generate -m " + kModel + " --tokens 1 -n 2048 --temp 0 --print-ids ";
   const auto stopped = RunH2o(base + "--kv sink:sinks=4,recent=124");
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_NE(stopped.err.find("-n 2048: the context size 2048 holds 2047 tokens"), std::string::npos)
+  EXPECT_NE(stopped.err.find("-n 2048: the context size 512 holds 511 tokens"), std::string::npos)
       << stopped.err;
   std::istringstream stopped_ids(stopped.out);
   int64_t n_stopped = 0;
   for (int id; stopped_ids >> id;) ++n_stopped;
-  EXPECT_EQ(n_stopped, 2048);
+  EXPECT_EQ(n_stopped, 512);
 
   const auto r = RunH2o(base + "--kv sink:sinks=4,recent=124 --kv-pos-shift");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -200,10 +200,10 @@ TEST(KvCliErrors, BadSpecs) {
   ExpectOneErrorLine(RunH2o(base + "h2o:heavy=0,recent=0"), "at least 1");
   ExpectOneErrorLine(RunH2o(base + "local:recent=8 --kv-pos-shift"), "--kv-pos-shift");
   // A policy without a budget gets 20% of what the cache holds (inspect:
-  // the model's 2048-token context).
+  // the model's 512-token context).
   const testing::RunResult tova = RunH2o("inspect " + kModel + " --kv tova");
   EXPECT_EQ(tova.exit_code, 0) << tova.err;
-  EXPECT_NE(tova.out.find("KV cache (tova:k=409, f16)"), std::string::npos) << tova.out;
+  EXPECT_NE(tova.out.find("KV cache (tova:k=102, f16)"), std::string::npos) << tova.out;
 }
 
 // --kv-keep 4: positions 0..3 stay in every head on top of the budget of

@@ -42,9 +42,9 @@ TEST(CliWarnings, ContextBeyondTrainingAndMoreThreadsThanCores) {
   const RunResult c = RunH2o(kGenerate + "-p hi -c 4096");
   EXPECT_EQ(c.exit_code, 0);
   EXPECT_EQ(c.err,
-            "h2o: warning: -c 4096 is beyond the 2048 tokens the model was trained on: quality "
+            "h2o: warning: -c 4096 is beyond the 512 tokens the model was trained on: quality "
             "past them is not what the model was made for\n");
-  EXPECT_EQ(RunH2o(kGenerate + "-p hi -c 2048").err, "");
+  EXPECT_EQ(RunH2o(kGenerate + "-p hi -c 512").err, "");
   const unsigned cores = std::thread::hardware_concurrency();
   const std::string more = std::to_string(cores + 1);
   const RunResult t = RunH2o(kGenerate + "-p hi -t " + more);
@@ -57,12 +57,12 @@ TEST(CliWarnings, ContextBeyondTrainingAndMoreThreadsThanCores) {
 
 TEST(CliWarnings, BenchDepthBeyondTraining) {
   const std::string bench = "bench -m " + kModel + " -p 4 -n 0 -r 1 --no-warmup --membw-mib 0 ";
-  const RunResult r = RunH2o(bench + "-d 2048");
+  const RunResult r = RunH2o(bench + "-d 512");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err,
-            "h2o: warning: --depth + test tokens reach 2052, beyond the 2048 tokens the model "
+            "h2o: warning: --depth + test tokens reach 516, beyond the 512 tokens the model "
             "was trained on\n");
-  EXPECT_EQ(RunH2o(bench + "-d 2044").err, "");
+  EXPECT_EQ(RunH2o(bench + "-d 508").err, "");
 }
 
 TEST(CliWarnings, PerTokenWithoutJson) {

@@ -27,7 +27,7 @@ TEST(StoriesTest, MetadataAndTensors) {
   EXPECT_EQ(f.GetU32("llama.feed_forward_length").value(), 172u);
   EXPECT_EQ(f.GetU32("llama.attention.head_count").value(), 8u);
   EXPECT_EQ(f.GetU32("llama.attention.head_count_kv").value(), 4u);
-  EXPECT_EQ(f.GetU32("llama.context_length").value(), 2048u);
+  EXPECT_EQ(f.GetU32("llama.context_length").value(), 512u);  // what it was trained at
   EXPECT_FLOAT_EQ(f.GetF32("llama.attention.layer_norm_rms_epsilon").value(), 1e-5f);
   EXPECT_EQ(f.GetU32("tokenizer.ggml.bos_token_id").value(), 1u);
   EXPECT_EQ(f.GetU32("tokenizer.ggml.eos_token_id").value(), 2u);

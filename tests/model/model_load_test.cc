@@ -26,7 +26,7 @@ TEST(ModelLoad, Stories260KHyperparameters) {
   EXPECT_EQ(hp.n_head_kv, 4);
   EXPECT_EQ(hp.head_dim, 8);
   EXPECT_EQ(hp.n_ff, 172);
-  EXPECT_EQ(hp.n_ctx_train, 2048);
+  EXPECT_EQ(hp.n_ctx_train, 512);
   EXPECT_NEAR(hp.norm_eps, 1e-5f, 1e-9f);
   EXPECT_EQ(hp.rope_mode, kernels::RopeMode::kNormal);
   EXPECT_FALSE((*m)->weights().tied_output);

@@ -30,7 +30,7 @@ bool Has(const std::string& text, const std::string& needle) {
 }
 
 // "Once upon a time" is 5 tokens with BOS; 6 greedy tokens, the budget 20%
-// of the context (the bundled model's 2048): h2o:heavy=204,recent=204.
+// of the context (the bundled model's 512): h2o:heavy=51,recent=51.
 const std::string kCompletion =
     R"({"prompt": "Once upon a time", "max_tokens": 6, "temperature": 0, "ignore_eos": true})";
 
@@ -40,8 +40,8 @@ TEST(ServeLog, BannerAndALinePerRequest) {
   EXPECT_TRUE(Has(banner, "h2o serve: h2o.cpp ")) << banner;
   EXPECT_TRUE(Has(banner, " kernels, ")) << banner;
   EXPECT_TRUE(Has(banner, "h2o serve: model " + ModelPath() + ": llama, 5 layers")) << banner;
-  EXPECT_TRUE(Has(banner, "context 2048 tokens a sequence (trained 2048); KV h2o "
-                          "(h2o:heavy=204,recent=204 at 2048), f16"))
+  EXPECT_TRUE(Has(banner, "context 512 tokens a sequence (trained 512); KV h2o "
+                          "(h2o:heavy=51,recent=51 at 512), f16"))
       << banner;
   EXPECT_TRUE(Has(banner, "KV memory 64.00 MiB (--kv-mem)")) << banner;
   EXPECT_TRUE(Has(banner, "chat template chatml")) << banner;
@@ -50,7 +50,7 @@ TEST(ServeLog, BannerAndALinePerRequest) {
   const std::string log = s.Log();
   EXPECT_TRUE(Has(log, "h2o serve: 200 /v1/completions cmpl-")) << log;
   EXPECT_TRUE(Has(log, ": prompt 5 tokens (0 reused), generated 6, first token ")) << log;
-  EXPECT_TRUE(Has(log, "(h2o:heavy=204,recent=204), 0 evicted, finish length")) << log;
+  EXPECT_TRUE(Has(log, "(h2o:heavy=51,recent=51), 0 evicted, finish length")) << log;
   // Without --verbose, no line for a request as it arrives.
   EXPECT_FALSE(Has(log, "POST /v1/completions (")) << log;
 }

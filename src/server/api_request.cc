@@ -265,7 +265,7 @@ std::string ErrorBody(const ApiError& error) {
             {"type", error.type},
             {"param", error.param.empty() ? json() : json(error.param)},
             {"code", error.code.empty() ? json() : json(error.code)}};
-  return json({{"error", e}}).dump(-1, ' ', false, json::error_handler_t::replace);
+  return BodyText({{"error", e}});
 }
 
 std::optional<ApiError> ParseCompletionRequest(std::string_view body, bool chat,

@@ -2,15 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/json_fields.h"
+
 namespace h2o::server {
 namespace {
 
 using nlohmann::json;
-
-std::string Dump(const json& j) {
-  // Pieces may end inside a UTF-8 character; the body stays valid JSON.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 json UsageJson(const Usage& u) {
   return {{"prompt_tokens", u.prompt_tokens},
@@ -87,7 +84,7 @@ std::string CompletionBody(const CompletionParams& params, const ResponseHeader&
   json out = Envelope(header, params.chat ? "chat.completion" : "text_completion");
   out["choices"] = json::array({choice});
   out["usage"] = UsageJson(usage);
-  return Dump(out);
+  return BodyText(out);
 }
 
 std::string ChunkBody(const CompletionParams& params, const ResponseHeader& header,
@@ -110,7 +107,7 @@ std::string ChunkBody(const CompletionParams& params, const ResponseHeader& head
   }
   json out = Envelope(header, params.chat ? "chat.completion.chunk" : "text_completion");
   out["choices"] = json::array({choice});
-  return Dump(out);
+  return BodyText(out);
 }
 
 std::string UsageChunkBody(const CompletionParams& params, const ResponseHeader& header,
@@ -118,7 +115,7 @@ std::string UsageChunkBody(const CompletionParams& params, const ResponseHeader&
   json out = Envelope(header, params.chat ? "chat.completion.chunk" : "text_completion");
   out["choices"] = json::array();
   out["usage"] = UsageJson(usage);
-  return Dump(out);
+  return BodyText(out);
 }
 
 std::string SseEvent(std::string_view json) {

@@ -119,11 +119,10 @@ std::string EmbeddingsBody(const std::vector<std::vector<float>>& vectors, bool 
     }
     data.push_back(std::move(item));
   }
-  return json({{"object", "list"},
-               {"data", std::move(data)},
-               {"model", model},
-               {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}})
-      .dump();
+  return BodyText({{"object", "list"},
+                   {"data", std::move(data)},
+                   {"model", model},
+                   {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}});
 }
 
 }  // namespace h2o::server

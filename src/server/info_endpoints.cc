@@ -13,8 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 // As llama-server: a piece that is whole UTF-8 as a string, else its bytes.
 json Piece(const std::string& piece) {
   if (FindInvalidUtf8(piece) == std::string::npos) return piece;
@@ -64,7 +62,7 @@ std::optional<ApiError> TokenizeBody(std::string_view body, const Tokenizer& tok
       tokens.push_back(id);
     }
   }
-  out = Dump({{"tokens", tokens}});
+  out = BodyText({{"tokens", tokens}});
   return std::nullopt;
 }
 
@@ -85,7 +83,7 @@ std::optional<ApiError> DetokenizeBody(std::string_view body, const Tokenizer& t
     }
     ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
-  out = Dump({{"content", tokenizer.Decode(ids, /*remove_special=*/false)}});
+  out = BodyText({{"content", tokenizer.Decode(ids, /*remove_special=*/false)}});
   return std::nullopt;
 }
 
@@ -98,19 +96,19 @@ std::string PropsBody(const ServerProps& p) {
                      {"top_k", 0},
                      {"cache_prompt", p.prompt_cache_bytes > 0},
                      {"kv", p.default_kv}}}};
-  return Dump({{"default_generation_settings", settings},
-               {"total_slots", p.total_slots},
-               {"model_alias", p.model_id},
-               {"model_path", p.model_path},
-               {"chat_template", p.chat_template},
-               {"modalities", {{"vision", false}, {"audio", false}}},
-               {"build_info", p.build_info},
-               {"h2o",
-                {{"kv", p.default_kv},
-                 {"kv_memory_bytes", p.kv_memory_bytes},
-                 {"prompt_cache_bytes", p.prompt_cache_bytes},
-                 {"n_threads", p.n_threads},
-                 {"n_ctx_train", p.n_ctx_train}}}});
+  return BodyText({{"default_generation_settings", settings},
+                   {"total_slots", p.total_slots},
+                   {"model_alias", p.model_id},
+                   {"model_path", p.model_path},
+                   {"chat_template", p.chat_template},
+                   {"modalities", {{"vision", false}, {"audio", false}}},
+                   {"build_info", p.build_info},
+                   {"h2o",
+                    {{"kv", p.default_kv},
+                     {"kv_memory_bytes", p.kv_memory_bytes},
+                     {"prompt_cache_bytes", p.prompt_cache_bytes},
+                     {"n_threads", p.n_threads},
+                     {"n_ctx_train", p.n_ctx_train}}}});
 }
 
 std::string SlotsBody(const std::vector<SlotInfo>& slots) {
@@ -130,13 +128,13 @@ std::string SlotsBody(const std::vector<SlotInfo>& slots) {
                     {"kv_reserved_bytes", s.kv_reserved_bytes},
                     {"kv_held_bytes", s.kv_held_bytes}});
   }
-  return Dump(list);
+  return BodyText(list);
 }
 
-std::string ModelObject(const ServerProps& props) { return Dump(ModelJson(props)); }
+std::string ModelObject(const ServerProps& props) { return BodyText(ModelJson(props)); }
 
 std::string ModelListBody(const ServerProps& props) {
-  return Dump({{"object", "list"}, {"data", json::array({ModelJson(props)})}});
+  return BodyText({{"object", "list"}, {"data", json::array({ModelJson(props)})}});
 }
 
 }  // namespace h2o::server

@@ -9,6 +9,10 @@ namespace h2o::server {
 
 using nlohmann::json;
 
+std::string BodyText(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 size_t JsonDepth(std::string_view text) {
   size_t depth = 0;
   size_t deepest = 0;

@@ -1,7 +1,7 @@
 // Reading request bodies' JSON fields with OpenAI-shaped errors: each
 // reader leaves the value alone when the field is absent or null, and
 // names the field when it has the wrong type or range. Shared by every
-// endpoint that takes a body.
+// endpoint that takes a body, as is BodyText for what they answer.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +23,10 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // parsing (brackets inside strings do not count). Malformed JSON gives a
 // number too; the parser refuses it afterwards.
 size_t JsonDepth(std::string_view text);
+
+// A response body's text. Token pieces may end inside a UTF-8 character:
+// invalid bytes are replaced, so the body stays valid JSON (never a throw).
+std::string BodyText(const nlohmann::json& j);
 
 // A 400 naming `param` (empty: the body as a whole).
 ApiError Bad(std::string param, std::string message);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/kv_dump.h"
+#include "server/json_fields.h"
 
 namespace h2o::server {
 
@@ -31,14 +32,13 @@ std::string KvStateBody(const std::string& id, const KvState* state,
                         const Tokenizer& tokenizer) {
   using nlohmann::json;
   if (state == nullptr) {
-    return json({{"id", id},
-                 {"object", "kv.cache"},
-                 {"status", "queued"},
-                 {"n_layer", n_layer},
-                 {"n_head_kv", n_head_kv},
-                 {"n_past", 0},
-                 {"layers", json::array()}})
-        .dump();
+    return BodyText({{"id", id},
+                     {"object", "kv.cache"},
+                     {"status", "queued"},
+                     {"n_layer", n_layer},
+                     {"n_head_kv", n_head_kv},
+                     {"n_past", 0},
+                     {"layers", json::array()}});
   }
   json body = KvDumpObject(state->cache, layer);
   body["id"] = id;
@@ -63,7 +63,7 @@ std::string KvStateBody(const std::string& id, const KvState* state,
   }
   body["slots_per_position"] = std::move(slots);
   // A byte-level token's piece may be part of a UTF-8 character.
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return BodyText(body);
 }
 
 }  // namespace h2o::server

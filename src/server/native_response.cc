@@ -2,15 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/json_fields.h"
+
 namespace h2o::server {
 namespace {
 
 using nlohmann::json;
-
-std::string Dump(const json& j) {
-  // Pieces may end inside a UTF-8 character; the body stays valid JSON.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 const char* StopType(FinishReason reason) {
   switch (reason) {
@@ -33,12 +30,12 @@ double PerSecond(int32_t n, double ms) { return ms > 0 ? n * 1e3 / ms : 0; }
 
 std::string NativeChunkBody(std::string_view content, int32_t tokens_predicted,
                             int32_t tokens_evaluated) {
-  return Dump({{"content", content},
-               {"stop", false},
-               {"index", 0},
-               {"id_slot", -1},
-               {"tokens_predicted", tokens_predicted},
-               {"tokens_evaluated", tokens_evaluated}});
+  return BodyText({{"content", content},
+                   {"stop", false},
+                   {"index", 0},
+                   {"id_slot", -1},
+                   {"tokens_predicted", tokens_predicted},
+                   {"tokens_evaluated", tokens_evaluated}});
 }
 
 std::string NativeFinalBody(const CompletionParams& p, const ResponseHeader& header,
@@ -63,30 +60,30 @@ std::string NativeFinalBody(const CompletionParams& p, const ResponseHeader& hea
                    {"kv", u.kv}};
   if (p.seed) settings["seed"] = *p.seed;
   if (p.n_keep) settings["n_keep"] = *p.n_keep;
-  return Dump({{"content", content},
-               {"stop", true},
-               {"index", 0},
-               {"id_slot", -1},
-               {"id", header.id},
-               {"model", header.model},
-               {"prompt", prompt},
-               {"tokens_predicted", u.completion_tokens},
-               {"tokens_evaluated", u.prompt_tokens},
-               {"tokens_cached", u.cached_tokens},
-               {"stop_type", StopType(reason)},
-               {"truncated", false},
-               {"generation_settings", settings},
-               {"timings",
-                {{"cache_n", u.cached_tokens},
-                 {"prompt_n", fed},
-                 {"prompt_ms", t.prompt_ms},
-                 {"prompt_per_second", PerSecond(fed, t.prompt_ms)},
-                 {"predicted_n", u.completion_tokens},
-                 {"predicted_ms", t.predicted_ms},
-                 {"predicted_per_second", PerSecond(u.completion_tokens, t.predicted_ms)}}},
-               {"kv", u.kv},
-               {"kv_bytes", u.kv_bytes},
-               {"evictions", u.evictions}});
+  return BodyText({{"content", content},
+                   {"stop", true},
+                   {"index", 0},
+                   {"id_slot", -1},
+                   {"id", header.id},
+                   {"model", header.model},
+                   {"prompt", prompt},
+                   {"tokens_predicted", u.completion_tokens},
+                   {"tokens_evaluated", u.prompt_tokens},
+                   {"tokens_cached", u.cached_tokens},
+                   {"stop_type", StopType(reason)},
+                   {"truncated", false},
+                   {"generation_settings", settings},
+                   {"timings",
+                    {{"cache_n", u.cached_tokens},
+                     {"prompt_n", fed},
+                     {"prompt_ms", t.prompt_ms},
+                     {"prompt_per_second", PerSecond(fed, t.prompt_ms)},
+                     {"predicted_n", u.completion_tokens},
+                     {"predicted_ms", t.predicted_ms},
+                     {"predicted_per_second", PerSecond(u.completion_tokens, t.predicted_ms)}}},
+                   {"kv", u.kv},
+                   {"kv_bytes", u.kv_bytes},
+                   {"evictions", u.evictions}});
 }
 
 }  // namespace h2o::server

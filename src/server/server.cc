@@ -10,8 +10,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <thread>
 
 #include "chat/system_prompt.h"
@@ -23,14 +24,13 @@
 #include "server/api_response.h"
 #include "server/completion_plan.h"
 #include "server/embeddings.h"
-#include "server/json_fields.h"
 #include "server/http_server.h"
-#include "server/native_response.h"
 #include "server/info_endpoints.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
 #include "server/log_limiter.h"
 #include "server/metrics.h"
+#include "server/native_response.h"
 #include "server/playground_files.h"
 #include "server/slot_actions.h"
 
@@ -339,6 +339,21 @@ struct Server::Impl {
   }
 
   // The prompt's token ids, or the error to answer with.
+  // A 400 naming `param` where an id given by the client is not in the
+  // vocabulary.
+  std::optional<ApiError> CheckVocabularyIds(std::span<const int32_t> ids,
+                                             const char* param) const {
+    const int32_t n_vocab = model.hparams().n_vocab;
+    for (const int32_t id : ids) {
+      if (id >= n_vocab) {
+        return ApiError{400,
+                        fmt::format("token id {} is not below the vocabulary size {}", id, n_vocab),
+                        "invalid_request_error", param, ""};
+      }
+    }
+    return std::nullopt;
+  }
+
   std::optional<ApiError> PromptIds(const CompletionParams& p, std::vector<int32_t>& ids) {
     if (p.chat) {
       if (!options.chat_template) {
@@ -354,14 +369,7 @@ struct Server::Impl {
       ids = tokenizer.Encode(*text, /*add_special=*/true);
     } else if (p.prompt_is_ids) {
       ids = p.prompt_ids;
-      const int32_t n_vocab = model.hparams().n_vocab;
-      for (int32_t id : ids) {
-        if (id >= n_vocab) {
-          return ApiError{
-              400, fmt::format("token id {} is not below the vocabulary size {}", id, n_vocab),
-              "invalid_request_error", "prompt", ""};
-        }
-      }
+      if (auto e = CheckVocabularyIds(ids, "prompt")) return e;
     } else {
       ids = tokenizer.Encode(p.prompt_text, /*add_special=*/true);
     }
@@ -423,10 +431,7 @@ struct Server::Impl {
   // Driver thread: the request's line in the log.
   void LogFinished(const Completion& c, const TokenEvent& e) const {
     if (!options.on_request) return;
-    const auto seconds = [&c](Clock::time_point t) {
-      return std::chrono::duration<double>(t - c.received).count();
-    };
-    const Clock::time_point now = Clock::now();
+    const NativeTimings t = c.Timings(Clock::now());
     RequestRecord r;
     r.id = c.header.id;
     r.endpoint = c.endpoint;
@@ -434,8 +439,8 @@ struct Server::Impl {
     r.prompt_tokens = c.usage.prompt_tokens;
     r.cached_tokens = e.cached_tokens;
     r.completion_tokens = e.n_generated;
-    r.ttft_s = seconds(c.first_token.value_or(now));
-    r.total_s = seconds(now);
+    r.ttft_s = t.prompt_ms / 1e3;
+    r.total_s = (t.prompt_ms + t.predicted_ms) / 1e3;
     r.kv_bytes = e.kv_bytes;
     r.evictions = e.evictions;
     r.kv = c.usage.kv;
@@ -650,14 +655,9 @@ struct Server::Impl {
     }
     int64_t total = 0;
     for (const std::vector<int32_t>& ids : *inputs) {
-      for (const int32_t id : ids) {
-        if (id >= model.hparams().n_vocab) {
-          SendError(req, *ex,
-                    Bad("input", fmt::format("'input' has token id {}, not below the "
-                                             "vocabulary size {}",
-                                             id, model.hparams().n_vocab)));
-          return;
-        }
+      if (auto e = CheckVocabularyIds(ids, "input")) {
+        SendError(req, *ex, *e);
+        return;
       }
       if (ids.empty() || static_cast<int64_t>(ids.size()) > ContextSize()) {
         SendError(req, *ex,

@@ -53,11 +53,10 @@ std::optional<ApiError> SlotActions::Handle(Scheduler& scheduler, const std::str
     auto restored = scheduler.RestoreSaved(filename);
     if (!restored.ok()) return Bad("filename", restored.status().message());
     if (!*restored) return NotFound(fmt::format("no saved conversation '{}'", filename));
-    out = json({{"id_slot", id},
-                {"filename", filename},
-                {"n_restored", (*restored)->n_tokens},
-                {"n_read", (*restored)->bytes}})
-              .dump();
+    out = BodyText({{"id_slot", id},
+                    {"filename", filename},
+                    {"n_restored", (*restored)->n_tokens},
+                    {"n_read", (*restored)->bytes}});
     return std::nullopt;
   }
   const auto tokens = TokensOf(id, key_index);
@@ -68,16 +67,15 @@ std::optional<ApiError> SlotActions::Handle(Scheduler& scheduler, const std::str
         id, keep_));
   }
   if (*action == "erase") {
-    out = json({{"id_slot", id}, {"n_erased", scheduler.EraseKept(*tokens)}}).dump();
+    out = BodyText({{"id_slot", id}, {"n_erased", scheduler.EraseKept(*tokens)}});
     return std::nullopt;
   }
   auto written = scheduler.SaveKept(*tokens, filename);
   if (!written.ok()) return Bad("", written.status().message());
-  out = json({{"id_slot", id},
-              {"filename", filename},
-              {"n_saved", tokens->size()},
-              {"n_written", *written}})
-            .dump();
+  out = BodyText({{"id_slot", id},
+                  {"filename", filename},
+                  {"n_saved", tokens->size()},
+                  {"n_written", *written}});
   return std::nullopt;
 }
 

@@ -226,6 +226,10 @@ int32_t ThreadCount(const ModelFlags& flags) {
              : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+int64_t ContextSize(const ModelFlags& flags, const Model& model) {
+  return flags.n_ctx > 0 ? flags.n_ctx : model.hparams().n_ctx_train;
+}
+
 Result<SessionOptions> MakeSessionOptions(const ModelFlags& flags, KvLengths lengths) {
   SessionOptions o;
   auto spec = ParseKvSpec(flags.kv_spec);

@@ -102,6 +102,8 @@ KvRunNames NameKvRun(const std::string& policy, const std::string& spec, const K
 std::string KvTypeName(const ModelFlags& flags);
 // -t, or every hardware thread.
 int32_t ThreadCount(const ModelFlags& flags);
+// -c, else the context the model was trained at.
+int64_t ContextSize(const ModelFlags& flags, const Model& model);
 // What a command's --kv and --kv-keep refer to.
 struct KvLengths {
   // The tokens the cache will hold, which percent budgets are of: prompt +

@@ -124,7 +124,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   if (!ids.ok()) return Fail(ids.status());
 
   const int64_t input_tokens = static_cast<int64_t>(ids->size());
-  const int32_t n_ctx = f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
+  const auto n_ctx = static_cast<int32_t>(ContextSize(f.model, model));
   if (input_tokens > n_ctx) {
     ids->resize(static_cast<size_t>(n_ctx));
     if (!Quiet()) {

@@ -30,10 +30,6 @@ struct GenerateFlags {
   bool no_display_prompt = false;
 };
 
-int64_t ContextSize(const ModelFlags& flags, const Model& model) {
-  return flags.n_ctx > 0 ? flags.n_ctx : model.hparams().n_ctx_train;
-}
-
 // -n as llama.cpp reads it: -1 generates until the context is full (with
 // --kv-pos-shift, until an end-of-generation token), and a count past the
 // context stops at it, with a warning. A prompt that fills the context

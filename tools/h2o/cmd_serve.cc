@@ -149,7 +149,7 @@ int RunServe(const ServeFlags& f) {
   const std::string version = VersionText();
   o.build_info = version.substr(0, version.find('\n'));
   o.sequence = *session;
-  o.sequence.n_ctx = session->n_ctx > 0 ? session->n_ctx : model.hparams().n_ctx_train;
+  o.sequence.n_ctx = static_cast<int32_t>(ContextSize(f.model, model));
   o.default_kv = *spec;
   o.default_keep = f.model.kv_keep;
   o.kv_memory_bytes = *kv_mem;

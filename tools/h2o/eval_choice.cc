@@ -62,7 +62,7 @@ int RunMultipleChoice(const EvalFlags& f, const Model& model, const Tokenizer& t
     return Fail(
         fmt::format("--shots {} needs more items than shots ({} items)", f.shots, items.size()));
   }
-  const int64_t n_ctx = ContextSize(f, model);
+  const int64_t n_ctx = ContextSize(f.model, model);
   std::vector<ChoiceTokens> tokens;
   int64_t truncated = 0;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -72,7 +72,7 @@ void AddKvMemoryMetricWhenSwept(std::span<const EvalRun> runs,
 }
 
 int32_t EvalChunk(const EvalFlags& f, const Model& model) {
-  const int64_t n_ctx = ContextSize(f, model);
+  const int64_t n_ctx = ContextSize(f.model, model);
   return static_cast<int32_t>(f.model.chunk > 0 ? std::min<int64_t>(f.model.chunk, n_ctx) : n_ctx);
 }
 
@@ -81,10 +81,6 @@ Result<std::unique_ptr<Engine>> MakeEvalEngine(const EvalFlags& f, const Model& 
   return Engine::Create(model, {.n_threads = ThreadCount(f.model),
                                 .max_batch_tokens = EvalChunk(f, model) *
                                                     static_cast<int32_t>(n_sequences)});
-}
-
-int64_t ContextSize(const EvalFlags& f, const Model& model) {
-  return f.model.n_ctx > 0 ? f.model.n_ctx : model.hparams().n_ctx_train;
 }
 
 std::string CutNote(int64_t count, const char* noun, int64_t n_ctx) {

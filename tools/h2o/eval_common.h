@@ -96,9 +96,6 @@ int32_t EvalChunk(const EvalFlags& f, const Model& model);
 Result<std::unique_ptr<Engine>> MakeEvalEngine(const EvalFlags& f, const Model& model,
                                                size_t n_sequences);
 
-// The context size sequences get: -c, else the model's.
-int64_t ContextSize(const EvalFlags& f, const Model& model);
-
 // ", 3 contexts cut from the left to fit 512 tokens", or "" for none.
 std::string CutNote(int64_t count, const char* noun, int64_t n_ctx);
 

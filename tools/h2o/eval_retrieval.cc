@@ -160,7 +160,7 @@ std::string TaskLengthMarkdown(std::span<const EvalRun> runs, std::span<const Ru
 
 int RunRetrieval(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                  std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
-  const int64_t n_ctx = ContextSize(f, model);
+  const int64_t n_ctx = ContextSize(f.model, model);
   if (f.model.kv_pos_shift) {
     return Fail(
         "--kv-pos-shift does not apply to retrieval tasks (their caches are compressed "

@@ -104,7 +104,7 @@ Status GenerateAll(const EvalFlags& f, const Model& model, const Tokenizer& toke
 
 int RunSummarization(const EvalFlags& f, const Model& model, const Tokenizer& tokenizer,
                      std::span<const JsonlLine> lines, std::span<const EvalRun> runs) {
-  const int64_t n_ctx = ContextSize(f, model);
+  const int64_t n_ctx = ContextSize(f.model, model);
   std::vector<SummaryItem> items;
   std::vector<SummaryPrompt> prompts;
   int64_t truncated = 0;

@@ -5,6 +5,7 @@ packages=(build-essential cmake ninja-build g++ clang
           libclang-rt-14-dev  # the sanitizer runtimes (clang only recommends them)
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
           libfmt-dev libboost-dev pkg-config libpcre2-dev
+          libedit-dev  # h2o chat's line editing (BSD licence)
           python3-pip  # tests/api/python_test.py: pip install ./python, offline
           libcpp-httplib-dev  # the server tests' HTTP client (h2o serve is on Boost.Asio/Beast)
           nginx-light curl  # tests/server/replicas_test.sh (deploy/)

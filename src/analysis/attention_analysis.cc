@@ -1,8 +1,9 @@
 #include "analysis/attention_analysis.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace h2o {
 namespace {
@@ -39,23 +40,25 @@ double Mean(const std::vector<double>& values) {
 }  // namespace
 
 LayerAnalysis SummarizeLayer(const AttentionCollector& collector, int32_t layer,
-                             const std::vector<std::vector<int32_t>>& local_heavy, int32_t k) {
+                             const std::vector<std::vector<int32_t>>& local_heavy, int32_t k,
+                             double fit_ranks) {
   const int32_t n_head = collector.n_head();
   const int32_t n_head_kv = static_cast<int32_t>(local_heavy.size());
   H2O_CHECK(n_head_kv >= 1 && n_head % n_head_kv == 0);
   const int32_t n_group = n_head / n_head_kv;
   const size_t n = static_cast<size_t>(collector.n_positions());
 
+  const auto fit_points = static_cast<int32_t>(std::ceil(fit_ranks * static_cast<double>(n)));
   LayerAnalysis out;
   out.rank_scores.assign(n, 0.0);
   for (int32_t h = 0; h < n_head; ++h) {
     out.head_sparsity.push_back(collector.sparsity(layer, h));
     const std::vector<double> sorted = SortedDescending(collector.accumulated(layer, h));
-    out.head_fits.push_back(FitPowerLaw(sorted));
+    out.head_fits.push_back(FitPowerLaw(sorted, fit_points));
     for (size_t r = 0; r < n; ++r) out.rank_scores[r] += sorted[r] / n_head;
   }
   out.sparsity = Mean(out.head_sparsity);
-  out.fit = FitPowerLaw(out.rank_scores);
+  out.fit = FitPowerLaw(out.rank_scores, fit_points);
 
   std::vector<double> group_scores(n);
   for (int32_t g = 0; g < n_head_kv; ++g) {
@@ -106,6 +109,7 @@ Result<AttentionAnalysis> AnalyzeAttention(const Model& model, std::span<const i
   analysis.n_head = hp.n_head;
   analysis.n_head_kv = hp.n_head_kv;
   analysis.sparsity_ratio = options.sparsity_ratio;
+  analysis.fit_ranks = options.fit_ranks;
   analysis.heavy = options.local.heavy;
   analysis.recent = options.local.recent;
   // The newest position is never evicted, so the recent window is the
@@ -116,7 +120,8 @@ Result<AttentionAnalysis> AnalyzeAttention(const Model& model, std::span<const i
     for (int32_t g = 0; g < hp.n_head_kv; ++g) {
       local_heavy.push_back(PositionsBelow(local->cache(), l, g, window_start));
     }
-    analysis.layers.push_back(SummarizeLayer(collector, l, local_heavy, options.local.heavy));
+    analysis.layers.push_back(
+        SummarizeLayer(collector, l, local_heavy, options.local.heavy, options.fit_ranks));
     analysis.layers.back().window = hp.window(l);
   }
   return analysis;

@@ -36,6 +36,11 @@ struct AttentionAnalysisOptions {
   // heavy hitters are the tokens it holds outside the recent window.
   KvPlan local;
   double sparsity_ratio = 0.01;  // sparse: below this fraction of the row max
+  // The power laws are fitted on the head of the ranks, 1..ceil(fit_ranks *
+  // tokens): there the accumulated attention follows one (R^2 about 0.95 on
+  // the bundled model), while the tail falls off faster, its tokens too
+  // late in the text for many queries to attend them.
+  double fit_ranks = 0.5;
   // Called with the number of tokens just processed (both runs count, so
   // the total is 2 * ids.size()); may be empty.
   std::function<void(int64_t)> on_tokens;
@@ -61,6 +66,7 @@ struct AttentionAnalysis {
   int32_t n_tokens = 0;
   int32_t n_layer = 0, n_head = 0, n_head_kv = 0;
   double sparsity_ratio = 0.0;
+  double fit_ranks = 0.0;
   int32_t heavy = 0, recent = 0;  // run 2's plan: k = heavy
   std::vector<LayerAnalysis> layers;
 };
@@ -72,8 +78,9 @@ Result<AttentionAnalysis> AnalyzeAttention(const Model& model, std::span<const i
 
 // One layer's statistics from run 1's collector and, per KV head, the
 // heavy hitters run 2 kept (sorted positions); k: size of the global
-// top-k. Pure; exposed for tests.
+// top-k; fit_ranks: as AttentionAnalysisOptions'. Pure; exposed for tests.
 LayerAnalysis SummarizeLayer(const AttentionCollector& collector, int32_t layer,
-                             const std::vector<std::vector<int32_t>>& local_heavy, int32_t k);
+                             const std::vector<std::vector<int32_t>>& local_heavy, int32_t k,
+                             double fit_ranks);
 
 }  // namespace h2o

@@ -1,11 +1,11 @@
 #include "analysis/attention_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "report/svg_plot.h"
 
@@ -88,6 +88,7 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& so
                       {"kv_head_overlap", layer.kv_head_overlap}});
   }
   const double mean_alpha = MeanOverLayers(a, [](const LayerAnalysis& l) { return l.fit.alpha; });
+  const double mean_r2 = MeanOverLayers(a, [](const LayerAnalysis& l) { return l.fit.r_squared; });
   return {
       {"model", source.model},
       {"input", source.input},
@@ -98,8 +99,10 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& so
       {"n_head_kv", a.n_head_kv},
       {"sparsity_threshold", a.sparsity_ratio},
       {"power_law_fit",
-       "ln(score) = log_c - alpha ln(rank), least squares over ranks 1..n_points (those with a "
-       "positive score)"},
+       fmt::format("ln(score) = log_c - alpha ln(rank), least squares weighted evenly in ln(rank) "
+                   "(rank r by ln((r+1)/r)) over ranks 1..n_points: the head, {:g} of the ranks, "
+                   "those with a positive score",
+                   a.fit_ranks)},
       {"heavy_hitters",
        {{"kv", fmt::format("h2o:heavy={},recent={}", a.heavy, a.recent)},
         {"k", a.heavy},
@@ -110,6 +113,7 @@ nlohmann::json AnalysisJson(const AttentionAnalysis& a, const AnalysisSource& so
        {{"over", HasGlobalLayer(a) ? "global layers (window 0)" : "all layers"},
         {"sparsity", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.sparsity; })},
         {"alpha", std::isfinite(mean_alpha) ? nlohmann::json(mean_alpha) : nlohmann::json()},
+        {"r_squared", std::isfinite(mean_r2) ? nlohmann::json(mean_r2) : nlohmann::json()},
         {"heavy_overlap", MeanOverLayers(a, [](const LayerAnalysis& l) { return l.overlap; })}}}};
 }
 

@@ -24,15 +24,17 @@
 //                     queries at or after it, its own included)
 //     heavy_overlap   mean of kv_head_overlap
 //     kv_head_overlap [n_head_kv]: |local heavy hitters & global top-k| / k
-//   mean              {sparsity, alpha, heavy_overlap}: means over layers
-// Exponents: ln(score) = log_c - alpha ln(rank), least squares over ranks
-// 1..n_points, the ranks with a positive score (normally all T). A fit
-// with fewer than 2 points is null.
+//   mean              {sparsity, alpha, r_squared, heavy_overlap}: means
+//                     over layers
+// Exponents: ln(score) = log_c - alpha ln(rank), least squares weighted
+// evenly in ln(rank) (analysis/attention_stats.h) over ranks 1..n_points:
+// the head of the ranks (AttentionAnalysisOptions::fit_ranks, half of T by
+// default) that have a positive score. A fit with fewer than 2 points is
+// null.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "analysis/attention_analysis.h"
 

@@ -28,37 +28,40 @@ RowSparsity CountSparseEntries(std::span<const int32_t> key_positions, std::span
   return row;
 }
 
-PowerLawFit FitPowerLaw(std::span<const double> descending_scores) {
+PowerLawFit FitPowerLaw(std::span<const double> descending_scores, int32_t max_ranks) {
   PowerLawFit fit;
-  while (fit.n_points < static_cast<int32_t>(descending_scores.size()) &&
-         descending_scores[fit.n_points] > 0.0) {
-    ++fit.n_points;
-  }
+  const int32_t n_ranks = static_cast<int32_t>(descending_scores.size());
+  const int32_t last = max_ranks > 0 ? std::min(max_ranks, n_ranks) : n_ranks;
+  while (fit.n_points < last && descending_scores[fit.n_points] > 0.0) ++fit.n_points;
   if (fit.n_points < 2) {
     fit.alpha = fit.log_c = fit.r_squared = std::numeric_limits<double>::quiet_NaN();
     return fit;
   }
-  const double n = fit.n_points;
-  double mean_x = 0.0, mean_y = 0.0;
+  auto weight = [](int32_t i) { return std::log1p(1.0 / (i + 1.0)); };  // rank i + 1
+  double sum_w = 0.0, mean_x = 0.0, mean_y = 0.0;
   for (int32_t i = 0; i < fit.n_points; ++i) {
-    mean_x += std::log(i + 1.0);
-    mean_y += std::log(descending_scores[i]);
+    sum_w += weight(i);
+    mean_x += weight(i) * std::log(i + 1.0);
+    mean_y += weight(i) * std::log(descending_scores[i]);
   }
-  mean_x /= n;
-  mean_y /= n;
+  mean_x /= sum_w;
+  mean_y /= sum_w;
   double sxx = 0.0, sxy = 0.0, syy = 0.0;
   for (int32_t i = 0; i < fit.n_points; ++i) {
     const double dx = std::log(i + 1.0) - mean_x;
     const double dy = std::log(descending_scores[i]) - mean_y;
-    sxx += dx * dx;
-    sxy += dx * dy;
-    syy += dy * dy;
+    sxx += weight(i) * dx * dx;
+    sxy += weight(i) * dx * dy;
+    syy += weight(i) * dy * dy;
   }
   const double slope = sxy / sxx;
   fit.alpha = -slope;
   fit.log_c = mean_y - slope * mean_x;
   // Residual sum of squares of the least-squares line: syy - slope * sxy.
-  fit.r_squared = syy > 0.0 ? 1.0 - std::max(0.0, syy - slope * sxy) / syy : 1.0;
+  // A series flat to rounding (syy at the weights' rounding error) lies on
+  // its line.
+  const double flat = 1e-24 * sum_w * (1.0 + mean_y * mean_y);
+  fit.r_squared = syy > flat ? 1.0 - std::max(0.0, syy - slope * sxy) / syy : 1.0;
   return fit;
 }
 

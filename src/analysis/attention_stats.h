@@ -23,19 +23,23 @@ struct RowSparsity {
 RowSparsity CountSparseEntries(std::span<const int32_t> key_positions, std::span<const float> probs,
                                int32_t query_pos, double ratio);
 
-// ln(score) = log_c - alpha * ln(rank), fitted by least squares.
+// ln(score) = log_c - alpha * ln(rank), fitted by weighted least squares,
+// every rank r weighted by the width of log rank it covers, ln((r+1)/r): so
+// each stretch of log rank (ranks 1-10, 10-100, ...) counts the same, and
+// the many tail ranks do not outweigh the heavy hitters at the head, as
+// they do in a plain fit (where the line can miss rank 1 several-fold).
 struct PowerLawFit {
   double alpha = 0.0;      // the exponent (positive for a falling curve)
   double log_c = 0.0;      // natural log of the score at rank 1 on the line
-  double r_squared = 0.0;  // of the fit in log-log space; 1 when all points are on it
+  double r_squared = 0.0;  // weighted, in log-log space; 1 when all points are on the line
   int32_t n_points = 0;    // ranks used: 1..n_points
 };
 
 // Fits scores sorted in descending order (scores[r-1] is rank r's) over
-// the ranks with a positive score (a prefix of the ranks, since they are
-// sorted). With fewer than 2 such ranks alpha, log_c and r_squared are
-// NaN.
-PowerLawFit FitPowerLaw(std::span<const double> descending_scores);
+// ranks 1..max_ranks (all, when max_ranks <= 0) that have a positive score
+// (a prefix of the ranks, since they are sorted). With fewer than 2 such
+// ranks alpha, log_c and r_squared are NaN.
+PowerLawFit FitPowerLaw(std::span<const double> descending_scores, int32_t max_ranks = 0);
 
 std::vector<double> SortedDescending(std::span<const double> values);
 

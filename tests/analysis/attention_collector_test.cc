@@ -79,9 +79,9 @@ TEST(SummarizeLayer, OverlapRanksAndSparsityOfAHandBuiltLayer) {
   FeedRows(c, 0, 0, {{1.0f}, {0.4f, 0.6f}, {0.3f, 0.0f, 0.7f}, {0.3f, 0.0f, 0.2f, 0.5f}});
   FeedRows(c, 0, 1, {{1.0f}, {0.0f, 1.0f}, {0.0f, 0.1f, 0.9f}, {0.0f, 0.2f, 0.3f, 0.5f}});
   // Group scores [3.0, 1.9, 2.1, 1.0]: global top-2 = {0, 2}.
-  const LayerAnalysis local_hit = SummarizeLayer(c, 0, {{0, 2}}, 2);
+  const LayerAnalysis local_hit = SummarizeLayer(c, 0, {{0, 2}}, 2, 1.0);
   EXPECT_DOUBLE_EQ(local_hit.overlap, 1.0);
-  const LayerAnalysis local_half = SummarizeLayer(c, 0, {{1, 2}}, 2);
+  const LayerAnalysis local_half = SummarizeLayer(c, 0, {{1, 2}}, 2, 1.0);
   EXPECT_DOUBLE_EQ(local_half.overlap, 0.5);
   ASSERT_EQ(local_half.kv_head_overlap.size(), 1u);
 
@@ -93,6 +93,11 @@ TEST(SummarizeLayer, OverlapRanksAndSparsityOfAHandBuiltLayer) {
   EXPECT_EQ(local_half.fit.n_points, 4);
   EXPECT_GT(local_half.fit.alpha, 0.0);
   ASSERT_EQ(local_half.head_fits.size(), 2u);
+  // The head of the ranks only: ranks 1..ceil(0.4 * 4) = 2.
+  const LayerAnalysis head = SummarizeLayer(c, 0, {{1, 2}}, 2, 0.4);
+  EXPECT_EQ(head.fit.n_points, 2);
+  EXPECT_NEAR(head.fit.alpha, std::log(1.65 / 1.05) / std::log(2.0), 1e-6);
+  EXPECT_EQ(head.head_fits[0].n_points, 2);
 
   // Sparse entries (< 1% of the row max): head 0 rows 2 and 3 each have
   // one zero (1/3, 1/4); head 1 rows 1, 2, 3 have one (1/2, 1/3, 1/4).
@@ -110,7 +115,7 @@ TEST(SummarizeLayer, EachKvHeadComparesWithItsOwnQueryHeads) {
   const std::vector<int32_t> pos = {0, 1, 2};
   c.OnAttention(0, 0, 2, pos, std::vector<float>{0.8f, 0.1f, 0.1f});
   c.OnAttention(0, 1, 2, pos, std::vector<float>{0.1f, 0.1f, 0.8f});
-  const LayerAnalysis a = SummarizeLayer(c, 0, {{0}, {0}}, 1);
+  const LayerAnalysis a = SummarizeLayer(c, 0, {{0}, {0}}, 1, 1.0);
   ASSERT_EQ(a.kv_head_overlap.size(), 2u);
   EXPECT_DOUBLE_EQ(a.kv_head_overlap[0], 1.0);
   EXPECT_DOUBLE_EQ(a.kv_head_overlap[1], 0.0);

@@ -52,26 +52,65 @@ TEST(AttentionStats, PowerLawFitUsesOnlyThePositivePrefix) {
   EXPECT_NEAR(fit.log_c, std::log(4.0), 1e-12);
 }
 
-TEST(AttentionStats, PowerLawFitIgnoresNoiseOrthogonalToTheLine) {
-  // ln(score) = ln c - alpha ln r + d * e, where e = (1,1,1) x (ln 1, ln 2,
-  // ln 3) = (ln 1.5, -ln 3, ln 2) is orthogonal to both regressors, so least
-  // squares returns alpha and ln c exactly, and the residual is d^2 |e|^2:
-  // r^2 = 1 - d^2 |e|^2 / (d^2 |e|^2 + alpha^2 sxx).
-  const double alpha = 1.2, c = 7.0, d = 0.3;
-  const double e[3] = {std::log(1.5), -std::log(3.0), std::log(2.0)};
+TEST(AttentionStats, PowerLawFitIgnoresNoiseOrthogonalToTheLineInItsWeights) {
+  // Rank r weighs w_r = ln((r+1)/r). ln(score) = ln c - alpha ln r + d * e_r,
+  // where e = w x (w * ln r) (a cross product) satisfies sum w e = 0 and
+  // sum w e ln r = 0: orthogonal to both regressors in the weighted inner
+  // product, so weighted least squares returns alpha and ln c exactly, and
+  // the weighted residual is d^2 sum w e^2: r^2 = 1 - d^2 sum w e^2 /
+  // (d^2 sum w e^2 + alpha^2 sxx), sxx = sum w (ln r - mean ln r)^2.
+  const double alpha = 1.2, c = 7.0, d = 3.0;  // e is small: d makes the noise count
+  double w[3], x[3];
+  for (int r = 1; r <= 3; ++r) {
+    w[r - 1] = std::log((r + 1.0) / r);
+    x[r - 1] = std::log(r);
+  }
+  const double wx[3] = {w[0] * x[0], w[1] * x[1], w[2] * x[2]};
+  const double e[3] = {w[1] * wx[2] - w[2] * wx[1], w[2] * wx[0] - w[0] * wx[2],
+                       w[0] * wx[1] - w[1] * wx[0]};
   std::vector<double> scores;
   for (int r = 1; r <= 3; ++r) scores.push_back(c * std::pow(r, -alpha) * std::exp(d * e[r - 1]));
-  const double mean_x = (std::log(2.0) + std::log(3.0)) / 3.0;
-  double sxx = 0.0, ee = 0.0;
-  for (int r = 1; r <= 3; ++r) {
-    sxx += (std::log(r) - mean_x) * (std::log(r) - mean_x);
-    ee += e[r - 1] * e[r - 1];
+  const double mean_x = (wx[0] + wx[1] + wx[2]) / (w[0] + w[1] + w[2]);
+  double sxx = 0.0, wee = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    sxx += w[i] * (x[i] - mean_x) * (x[i] - mean_x);
+    wee += w[i] * e[i] * e[i];
   }
   const PowerLawFit fit = FitPowerLaw(scores);
   EXPECT_NEAR(fit.alpha, alpha, 1e-12);
   EXPECT_NEAR(fit.log_c, std::log(c), 1e-12);
-  EXPECT_NEAR(fit.r_squared, 1.0 - d * d * ee / (d * d * ee + alpha * alpha * sxx), 1e-12);
+  EXPECT_NEAR(fit.r_squared, 1.0 - d * d * wee / (d * d * wee + alpha * alpha * sxx), 1e-12);
   EXPECT_LT(fit.r_squared, 0.99);
+}
+
+TEST(AttentionStats, PowerLawFitOfTheHeadLeavesTheFallingTailOut) {
+  // A power law over ranks 1..100, then a tail that falls off faster (as
+  // late tokens' accumulated attention does): a fit of the head recovers
+  // the law; a fit of every rank does not.
+  std::vector<double> scores;
+  for (int r = 1; r <= 100; ++r) scores.push_back(5.0 * std::pow(r, -0.4));
+  for (int r = 101; r <= 200; ++r) scores.push_back(scores.back() * 0.9);
+  const PowerLawFit head = FitPowerLaw(scores, 100);
+  EXPECT_EQ(head.n_points, 100);
+  EXPECT_NEAR(head.alpha, 0.4, 1e-12);
+  EXPECT_NEAR(head.log_c, std::log(5.0), 1e-12);
+  const PowerLawFit all = FitPowerLaw(scores);
+  EXPECT_EQ(all.n_points, 200);
+  EXPECT_GT(all.alpha, 0.6);
+  EXPECT_LT(all.r_squared, 0.95);
+}
+
+TEST(AttentionStats, PowerLawFitWeighsLogRankEvenly) {
+  // Two exact laws joined at rank 10: ranks 1..10 fall as r^-1, ranks
+  // 11..100 are flat at rank 10's score. Weighted by log width, the head
+  // (ln 10 of log rank) and the tail (ln 10 too) pull equally, so the
+  // exponent lies between the two halves' (1 and 0), well above what an
+  // unweighted fit gives, where 90 tail points drag it toward 0.
+  std::vector<double> scores;
+  for (int r = 1; r <= 100; ++r) scores.push_back(r <= 10 ? 1.0 / r : 0.1);
+  const PowerLawFit fit = FitPowerLaw(scores);
+  EXPECT_GT(fit.alpha, 0.4);
+  EXPECT_LT(fit.alpha, 0.7);
 }
 
 TEST(AttentionStats, PowerLawFitOfAConstantSeries) {

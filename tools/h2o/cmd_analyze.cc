@@ -1,16 +1,17 @@
 // h2o analyze: the H2O paper's Figure-2 attention statistics of a model on
 // a text (sparsity, power law of accumulated attention, heavy-hitter
 // overlap), as analysis.json and SVG plots in --out DIR plus a summary.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "analysis/attention_analysis.h"
 #include "analysis/attention_report.h"
@@ -28,9 +29,10 @@ struct AnalyzeFlags {
   std::string text_file;
   std::string token_file;
   std::string out_dir;
-  std::string heavy = "10%";  // the paper's 20% budget: half heavy hitters,
+  std::string heavy = "10%";   // the paper's 20% budget: half heavy hitters,
   std::string recent = "10%";  // half recent window
   double sparsity_ratio = 0.01;
+  double fit_ranks = 0.5;
   bool json = false;
 };
 
@@ -102,13 +104,16 @@ void PrintSummary(const AttentionAnalysis& a, const nlohmann::json& report, cons
                 layer.window > 0 ? fmt::format("  (window {})", layer.window).c_str() : "");
   }
   const nlohmann::json& mean = report["mean"];
-  std::printf("%5s  %9.4f  %7.3f  %6s  %8.4f  (%s)\n", "mean", mean["sparsity"].get<double>(),
-              mean["alpha"].is_number() ? mean["alpha"].get<double>() : NAN, "",
-              mean["heavy_overlap"].get<double>(), mean["over"].get<std::string>().c_str());
+  auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
+  std::printf("%5s  %9.4f  %7.3f  %6.3f  %8.4f  (%s)\n", "mean", mean["sparsity"].get<double>(),
+              number(mean["alpha"]), number(mean["r_squared"]), mean["heavy_overlap"].get<double>(),
+              mean["over"].get<std::string>().c_str());
   std::printf("sparsity: fraction of attention entries below %g%% of their row's max\n",
               100 * a.sparsity_ratio);
-  std::printf("alpha: power-law exponent of accumulated attention vs rank (ranks 1..%d)\n",
-              a.layers.empty() ? 0 : a.layers[0].fit.n_points);
+  std::printf(
+      "alpha: power-law exponent of accumulated attention vs rank, fitted on ranks 1..%d (the "
+      "head, --fit-ranks %g) evenly in log rank; r^2 of that fit\n",
+      a.layers.empty() ? 0 : a.layers[0].fit.n_points, a.fit_ranks);
   std::printf(
       "overlap: heavy hitters an h2o:heavy=%d,recent=%d cache kept vs the top %d by "
       "full-sequence attention (chance %.4f)\n",
@@ -149,6 +154,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   options.session = *session_options;
   options.local = *local;
   options.sparsity_ratio = f.sparsity_ratio;
+  options.fit_ranks = f.fit_ranks;
   ProgressBar progress("analyze", 2 * n_tokens, ProgressBar::Enabled(Quiet()));
   options.on_tokens = [&progress](int64_t n) { progress.Advance(n); };
   auto analysis = AnalyzeAttention(model, *ids, options);
@@ -219,6 +225,14 @@ Command RegisterAnalyze(CLI::App& app) {
   cmd->add_option("--sparsity-threshold", f->sparsity_ratio,
                   "an entry is sparse when below this fraction of its row's max")
       ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--fit-ranks", f->fit_ranks,
+                  "the power laws are fitted on ranks 1..F x tokens, the head, weighted evenly "
+                  "in log rank (the tail falls off faster: late tokens have few queries)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->check([](const std::string& v) -> std::string {
+        return std::strtod(v.c_str(), nullptr) > 0.0 ? "" : "the fit needs a fraction above 0";
+      })
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print the JSON report on stdout instead of the summary");
   RequireEither(*cmd, "--file", "--token-file", "an input (-f TEXT or --token-file IDS)");

@@ -178,8 +178,48 @@ def check(browser, args):
     error = browser.js("return document.getElementById('error').textContent;")
     if state != "error" or "HTTP 400" not in error or "bogus" not in error:
         fail(f"a bad policy should show the server's 400 inline; state {state}, error '{error}'")
+    # The full cache first and the policy second: the page opens on the
+    # evicting run, under the explanation of what it shows.
+    browser.open(page_url(args.server, prompt=args.prompt, kv="full", kv2=args.kv, max_tokens=8,
+                          temperature=0))
+    state = browser.wait_for(WAIT_FOR_END, args.timeout, "the two runs to end")
+    opened = browser.js("return {selected: window.h2oPlayground.selected,"
+                        " intro: document.getElementById('intro').textContent};")
+    if state != "done" or opened["selected"] != 1:
+        fail(f"with full beside {args.kv} the page shows run {opened['selected']} ({state})")
+    if "heavy hitters" not in opened["intro"]:
+        fail(f"the page does not say what it shows: {opened['intro']!r}")
+
+    # Chat, two turns: the second sends the first back and the server's
+    # prompt cache resumes it.
+    browser.open(page_url(args.server, mode="chat", prompt="Tell me a story.", kv=args.kv, kv2="",
+                          max_tokens=8, temperature=0))
+    state = browser.wait_for(WAIT_FOR_END, args.timeout, "the first chat turn to end")
+    if state != "done":
+        fail(f"the first chat turn ended in state {state}")
+    browser.js("document.getElementById('prompt').value = 'And then?';"
+               "document.getElementById('run').click();")
+    state = browser.wait_for(
+        "const p = window.h2oPlayground; const s = document.body.dataset.state;"
+        "return p.runs[0].messages.length === 2 && (s === 'done' || s === 'error') ? s : null;",
+        args.timeout, "the second chat turn to end")
+    turn = browser.js("""
+const p = window.h2oPlayground;
+const run = document.querySelector('.run.selected');
+return {history: [...run.querySelectorAll('.history > div')].map((d) => d.textContent),
+        status: run.querySelector('.status').textContent,
+        kept: p.conversations[p.runs[0].kv].length,
+        usage: p.runs[0].usage || null};""")
+    if state != "done" or len(turn["history"]) != 2 or turn["history"][0] != "> Tell me a story.":
+        fail(f"the second chat turn ({state}) shows the history {turn['history']}")
+    if turn["kept"] != 4:
+        fail(f"the conversation holds {turn['kept']} messages after two turns, want 4")
+    if "reused from the prompt cache" not in turn["status"]:
+        fail(f"the second turn reused nothing from the prompt cache: {turn['status']!r}, "
+             f"usage {turn['usage']}")
     return {"tokens": dom["tokens"], "heads": dom["heads"], "n_head_kv": n_heads,
-            "screenshot": args.screenshot, "bad_policy_error": error}
+            "screenshot": args.screenshot, "bad_policy_error": error,
+            "chat_second_turn": turn["status"]}
 
 
 MEASURE = """

@@ -4,7 +4,9 @@
 # (scripts/playground_browser.py over chromedriver): a generation with an
 # h2o policy must render its tokens, a cache map with one row per KV head
 # each keeping the budget, and a bad policy must show the server's error
-# inline. Saves a screenshot. Exits 77 (skipped) only when chromium or
+# inline; with the full cache beside it the page opens on the evicting run;
+# a chat of two turns sends the first back and reuses it from the prompt
+# cache. Saves a screenshot. Exits 77 (skipped) only when chromium or
 # chromedriver is missing: scripts/setup.sh installs both.
 #
 #   scripts/test_playground.sh H2O_BINARY MODEL [SCREENSHOT]   (default: build/playground.png)
@@ -37,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$h2o" serve -m "$model" --port 0 -c 512 -t 1 >"$work/serve.log" 2>&1 &
+"$h2o" serve -m "$model" --port 0 -c 512 -t 1 --chat-template chatml >"$work/serve.log" 2>&1 &
 server_pid=$!
 port=""
 for _ in $(seq 300); do

@@ -7,6 +7,12 @@
 // form (prompt, kv, kv2, max_tokens, temperature, top_p, top_k, seed, mode,
 // layer) and run=1 starts a run on load; document.body.dataset.state says
 // idle, running, done or error (what scripts/test_playground.sh waits for).
+//
+// The page opens on the first evicting run (the full cache keeps every
+// token and scores none, so its map says nothing). In chat mode each
+// policy keeps its own conversation, sent whole with every turn as chat
+// clients do; the server's prompt cache resumes what it already fed, and
+// the run's status says how many prompt tokens it reused.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -16,6 +22,7 @@ const MIN_CELL_PX = 2;
 
 const page = {
   runs: [],          // {kv, id, el, status, output, tokens, kv state, ...}
+  conversations: {}, // chat mode: policy -> the messages so far
   selected: 0,       // index into runs of the run the map shows
   nLayer: 0,
   nHeadKv: 0,
@@ -109,6 +116,7 @@ function runElement(run, index) {
       <div class="gauge speed"><div class="label">tokens/s (prefill included)</div><div class="value">–</div></div>
       <div class="gauge evictions"><div class="label">evictions</div><div class="value">–</div></div>
     </div>
+    <div class="history"></div>
     <div class="output"></div>
     <div class="label muted">Tokens shaded by how many (layer, head) slots hold them:</div>
     <div class="tokens"></div>`;
@@ -134,7 +142,20 @@ function selectRun(index) {
   }
 }
 
-function requestBody(kv) {
+// The conversation so far, as the run's box shows it above the reply.
+function renderHistory(run) {
+  const box = run.el.querySelector('.history');
+  box.textContent = '';
+  for (const m of run.messages || []) {
+    const line = document.createElement('div');
+    line.className = m.role === 'user' ? 'turn-user' : 'turn-assistant';
+    line.textContent = (m.role === 'user' ? '> ' : '') + m.content;
+    box.appendChild(line);
+  }
+}
+
+function requestBody(run) {
+  const kv = run.kv;
   const mode = $('mode').value;
   const body = {
     max_tokens: Number($('max-tokens').value),
@@ -150,7 +171,7 @@ function requestBody(kv) {
     kv_endpoint: true,
   };
   if (page.model) body.model = page.model;
-  if (mode === 'chat') body.messages = [{role: 'user', content: $('prompt').value}];
+  if (mode === 'chat') body.messages = [...run.messages, {role: 'user', content: $('prompt').value}];
   else body.prompt = $('prompt').value;
   return [mode === 'chat' ? '/v1/chat/completions' : '/v1/completions', body];
 }
@@ -167,11 +188,14 @@ async function generate() {
   const runsEl = $('runs');
   runsEl.textContent = '';
   $('map-run').textContent = '';
+  const chat = $('mode').value === 'chat';
   page.runs = policies.map((kv, i) => {
     const run = {kv, id: null, output: '', nTokens: 0, started: performance.now(),
                  lastToken: 0, kvState: null, done: false, failed: false,
-                 controller: new AbortController(), generation};
+                 controller: new AbortController(), generation,
+                 messages: chat ? page.conversations[kv] || [] : []};
     run.el = runElement(run, i);
+    renderHistory(run);
     runsEl.appendChild(run.el);
     const opt = document.createElement('option');
     opt.value = String(i);
@@ -182,9 +206,19 @@ async function generate() {
   document.body.dataset.state = 'running';
   $('run').disabled = true;
   $('stop').disabled = false;
-  selectRun(Math.min(page.selected, page.runs.length - 1));
+  const evicting = page.runs.findIndex((r) => r.kv !== 'full');
+  selectRun(evicting >= 0 ? evicting : 0);
+  const prompt = $('prompt').value;
   await Promise.all(page.runs.map((run) => Promise.all([stream(run), poll(run)])));
   if (generation !== page.generation) return;
+  if (chat && !page.runs.some((r) => r.failed)) {
+    for (const run of page.runs) {
+      page.conversations[run.kv] = [...run.messages, {role: 'user', content: prompt},
+                                    {role: 'assistant', content: run.output}];
+    }
+    $('prompt').value = '';
+    $('new-chat').hidden = false;
+  }
   $('run').disabled = false;
   $('stop').disabled = true;
   render();
@@ -206,7 +240,7 @@ function finish(run, statusText, failed = false) {
 
 // POSTs the completion and reads its Server-Sent Events.
 async function stream(run) {
-  const [path, body] = requestBody(run.kv);
+  const [path, body] = requestBody(run);
   let res;
   try {
     res = await fetch(path, {method: 'POST', headers: headers(), body: JSON.stringify(body),
@@ -237,7 +271,12 @@ async function stream(run) {
         if (!event.startsWith('data: ')) continue;
         const data = event.slice(6);
         if (data === '[DONE]') {
-          finish(run, `${run.id}: finished, ${run.nTokens} tokens`);
+          const details = run.usage && run.usage.prompt_tokens_details;
+          const reused = details && details.cached_tokens > 0
+              ? `; ${details.cached_tokens} of ${run.usage.prompt_tokens} prompt tokens ` +
+                'reused from the prompt cache'
+              : '';
+          finish(run, `${run.id}: finished, ${run.nTokens} tokens${reused}`);
           return;
         }
         onChunk(run, JSON.parse(data));
@@ -516,14 +555,16 @@ function renderTable(s, all, thead, tbody) {
       tr.className = 'head-row';
       tr.dataset.head = String(h.head);
       tr.dataset.kept = String(h.positions.length);
-      let sum = 0, best = -1, bestScore = -Infinity;
+      let sum = 0, best = -1, bestScore = 0;
       (h.scores || []).forEach((v, i) => {
         sum += v;
         if (v > bestScore) { bestScore = v; best = h.positions[i]; }
       });
-      const heavy = best >= 0 ? `${best} ${JSON.stringify(s.tokens[best] || '')}` : '–';
+      // A cache that evicts nothing (full) scores nothing: all zeros.
+      const scored = h.scores && best >= 0;
+      const heavy = scored ? `${best} ${JSON.stringify(s.tokens[best] || '')}` : '–';
       tr.innerHTML = `<td>${h.head}</td><td>${h.positions.length}</td><td>${s.budget}</td>` +
-                     `<td>${h.scores ? sum.toFixed(3) : 'not tracked'}</td><td></td>`;
+                     `<td>${scored ? sum.toFixed(3) : 'not tracked'}</td><td></td>`;
       tr.lastElementChild.textContent = heavy;
       frag.appendChild(tr);
     }
@@ -599,6 +640,17 @@ $('form').addEventListener('submit', (ev) => {
   generate();
 });
 $('stop').addEventListener('click', stopAll);
+$('new-chat').addEventListener('click', () => {
+  page.conversations = {};
+  $('new-chat').hidden = true;
+  for (const run of page.runs) {
+    run.messages = [];
+    renderHistory(run);
+  }
+});
+$('mode').addEventListener('change', () => {
+  $('new-chat').hidden = $('mode').value !== 'chat' || !Object.keys(page.conversations).length;
+});
 $('layer').addEventListener('change', () => selectRun(page.selected));
 $('map-run').addEventListener('change', () => selectRun(Number($('map-run').value)));
 $('map').addEventListener('mousemove', onMapHover);

@@ -165,7 +165,13 @@ for name, body in {
         "stream": '{"prompt": "x", "stream": true, "stream_options": {"include_usage": true}, '
                   '"stop": ["\\n", "."], "seed": 42, "kv": "h2o:heavy=10%,recent=10%"}',
         "bad_types": '{"prompt": 5, "max_tokens": "many", "n": 2, "top_p": 7}',
-        "nested": '{"prompt": [[1, 2], [3]], "stop": "end", "ignore_eos": true, "top_k": -1}'}.items():
+        "nested": '{"prompt": [[1, 2], [3]], "stop": "end", "ignore_eos": true, "top_k": -1}',
+        "grammar": '{"prompt": "x", "grammar": "root ::= (\\"a\\" | [b-d]+){1,3} item\\n'
+                   'item ::= [^\\\\x00-\\\\x1f]* \\"z\\"?"}',
+        "json_schema": '{"prompt": "x", "json_schema": {"type": "object", "properties": '
+                       '{"a": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2}, '
+                       '"b": {"anyOf": [{"type": "string", "maxLength": 3}, {"const": null}]}}, '
+                       '"required": ["a"]}}'}.items():
     write("fuzz_api_request", name, "\x00" + body)
 for name, body in {
         "chat": '{"messages": [{"role": "system", "content": "Be brief."}, '
@@ -173,7 +179,9 @@ for name, body in {
         "chat_logprobs": '{"messages": [{"role": "user", "content": "Hi"}], "logprobs": true, '
                          '"top_logprobs": 3, "max_tokens": 2}',
         "chat_bad": '{"messages": [{"role": "tool", "content": null}], "model": 1}',
-        "chat_parts": '{"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}'}.items():
+        "chat_parts": '{"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}',
+        "chat_json": '{"messages": [{"role": "user", "content": "Hi"}], "response_format": '
+                     '{"type": "json_schema", "json_schema": {"schema": {"enum": [1, "x"]}}}}'}.items():
     write("fuzz_api_request", name, "\x01" + body)
 http_requests = {
     "http_post": "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"

@@ -15,6 +15,8 @@ GenerationState::GenerationState(const GenerateOptions& options, const Tokenizer
   H2O_CHECK(tokenizer_ != nullptr ||
             std::all_of(options_.stop.begin(), options_.stop.end(),
                         [](const std::string& stop) { return stop.empty(); }));
+  H2O_CHECK(tokenizer_ != nullptr || options_.grammar == nullptr);
+  if (options_.grammar) grammar_.emplace(options_.grammar, *tokenizer_);
   if (options_.max_tokens <= 0) End(GenerationEnd::kLength);
 }
 
@@ -27,7 +29,17 @@ void GenerationState::End(GenerationEnd end) {
 
 std::optional<int32_t> GenerationState::Next(std::span<const float> logits) {
   if (done_) return std::nullopt;
-  const int32_t id = sampler_.Sample(logits);
+  std::span<const float> allowed = logits;
+  if (grammar_) {
+    // A complete sentence, or no token that continues it: the end.
+    if (grammar_->MustEnd() || !grammar_->Mask(logits, masked_)) {
+      End(GenerationEnd::kEndOfGeneration);
+      return std::nullopt;
+    }
+    allowed = masked_;
+  }
+  const int32_t id = sampler_.Sample(allowed);
+  if (grammar_) grammar_->Accept(id);
   if (options_.stop_at_end && tokenizer_ != nullptr && tokenizer_->IsEndOfGeneration(id)) {
     End(GenerationEnd::kEndOfGeneration);
     return std::nullopt;

@@ -12,13 +12,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "grammar/grammar.h"
 #include "runtime/engine.h"
+#include "runtime/grammar_constraint.h"
 #include "runtime/sampler.h"
 #include "runtime/sequence.h"
 #include "runtime/stop_text.h"
@@ -36,6 +39,9 @@ struct GenerateOptions {
   // generates through them (--ignore-eos).
   bool stop_at_end = true;
   SamplerOptions sampling;
+  // Only text this grammar allows is generated (runtime/grammar_constraint.h);
+  // null: any. Needs a tokenizer.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 // Why a generation ended. (The scheduler's FinishReason also covers what
@@ -95,6 +101,8 @@ class GenerationState {
   const Tokenizer* tokenizer_;
   Sampler sampler_;
   StopText stop_;
+  std::optional<GrammarConstraint> grammar_;
+  std::vector<float> masked_;  // the logits the grammar allows, reused
   bool done_ = false;
   Generation out_;
 };

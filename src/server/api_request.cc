@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "grammar/json_schema.h"
 #include "server/json_fields.h"
 
 namespace h2o::server {
@@ -160,15 +161,64 @@ std::optional<ApiError> ReadSampling(const json& j, CompletionParams& out) {
   return ReadLogitBias(j, out);
 }
 
+// The output's grammar from whichever one field asks for it: "grammar"
+// (GBNF text), "json_schema" (a schema), or "response_format" ({"type":
+// "json_object"}, optionally with a "schema", or {"type": "json_schema",
+// "json_schema": {"schema": ...}}). "text", "" and null ask for nothing.
+std::optional<ApiError> ReadGrammar(const json& j, CompletionParams& out) {
+  std::string gbnf, from;
+  auto take = [&](const char* field, Result<std::string> text) -> std::optional<ApiError> {
+    if (!text.ok()) return Bad(field, text.status().message());
+    if (!from.empty()) {
+      return Bad(field,
+                 fmt::format("'{}' and '{}' both constrain the output: give one", from, field));
+    }
+    from = field;
+    gbnf = std::move(text).value();
+    return std::nullopt;
+  };
+  if (j.contains("grammar") && !j["grammar"].is_null() && j["grammar"] != "") {
+    if (!j["grammar"].is_string()) return Bad("grammar", "'grammar' must be a GBNF string");
+    if (auto e = take("grammar", j["grammar"].get<std::string>())) return e;
+  }
+  if (j.contains("json_schema") && !j["json_schema"].is_null()) {
+    if (auto e = take("json_schema", JsonSchemaToGbnf(j["json_schema"]))) return e;
+  }
+  if (j.contains("response_format") && !j["response_format"].is_null()) {
+    const json& f = j["response_format"];
+    const std::string type = f.is_object() ? f.value("type", "") : "";
+    if (type == "json_object") {
+      const auto text = f.contains("schema") ? JsonSchemaToGbnf(f["schema"])
+                                             : Result<std::string>(JsonObjectGbnf());
+      if (auto e = take("response_format", text)) return e;
+    } else if (type == "json_schema") {
+      if (!f.contains("json_schema") || !f["json_schema"].is_object() ||
+          !f["json_schema"].contains("schema")) {
+        return Bad("response_format",
+                   "'response_format' of type json_schema needs 'json_schema': {'schema': ...}");
+      }
+      if (auto e = take("response_format", JsonSchemaToGbnf(f["json_schema"]["schema"]))) return e;
+    } else if (type != "text") {
+      return Bad("response_format",
+                 "'response_format' must be {\"type\": \"text\"}, \"json_object\" or "
+                 "\"json_schema\"");
+    }
+  }
+  if (from.empty()) return std::nullopt;
+  auto grammar = ParseGbnf(gbnf);
+  if (!grammar.ok()) return Bad(from, grammar.status().message());
+  out.grammar = std::make_shared<const Grammar>(std::move(grammar).value());
+  return std::nullopt;
+}
+
 // A value that asks for nothing: null, false, 0, "", [], {}, "none",
-// "auto" for tool_choice without tools, or a response_format of text.
+// "auto" for tool_choice without tools.
 bool AsksNothing(const std::string& key, const json& v) {
   if (v.is_null() || v == false || v == 0 || v == "" || (v.is_array() && v.empty()) ||
       (v.is_object() && v.empty())) {
     return true;
   }
-  if ((key == "tool_choice" || key == "function_call") && (v == "none" || v == "auto")) return true;
-  return key == "response_format" && v.is_object() && v.value("type", "") == "text";
+  return (key == "tool_choice" || key == "function_call") && (v == "none" || v == "auto");
 }
 
 std::optional<ApiError> RefuseUnsupported(const json& j) {
@@ -206,6 +256,7 @@ std::optional<ApiError> Parse(const json& j, bool chat, CompletionParams& out) {
   if (auto e = ReadInt(j, "n_keep", -1, std::numeric_limits<int32_t>::max(), out.n_keep)) return e;
   if (auto e = ReadSampling(j, out)) return e;
   if (auto e = RefuseUnsupported(j)) return e;
+  if (auto e = ReadGrammar(j, out)) return e;
   if (auto e = ReadNumber(j, "temperature", 0.0, 2.0, out.temperature)) return e;
   if (auto e = ReadNumber(j, "top_p", 0.0, 1.0, out.top_p)) return e;
   if (j.contains("top_p") && j["top_p"].is_number() && out.top_p <= 0.0f) {

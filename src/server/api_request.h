@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "grammar/grammar.h"
 
 namespace h2o::server {
 
@@ -71,15 +73,18 @@ struct CompletionParams {
   // Keep this request's cache readable at GET /v1/kv/{id} (the playground
   // asks; the server's --kv-endpoint turns it on for every request).
   bool kv_endpoint = false;
+  // What the output must match (grammar/grammar.h): from llama-server's
+  // "grammar" (GBNF) or "json_schema", or OpenAI's response_format of
+  // json_object or json_schema. Null: anything.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 // Fields a client may send that h2o does not implement: each is a 400
 // naming it, never accepted and ignored (a value that changes nothing,
 // such as "tools": [], is accepted).
 inline constexpr const char* kUnsupportedFields[] = {
-    "tools",        "tool_choice",     "functions",       "function_call",  "response_format",
-    "grammar",      "json_schema",     "mirostat",        "dry_multiplier", "xtc_probability",
-    "suffix",       "n_probs",         "prediction",      "audio",          "modalities"};
+    "tools",           "tool_choice", "functions", "function_call", "mirostat", "dry_multiplier",
+    "xtc_probability", "suffix",      "n_probs",   "prediction",    "audio",    "modalities"};
 
 // Parses a /v1/completions (chat = false) or /v1/chat/completions body,
 // refusing one deeper than kMaxJsonDepth (json_fields.h) before parsing it.

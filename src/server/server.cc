@@ -597,6 +597,7 @@ struct Server::Impl {
     generation.max_tokens = max_tokens;
     generation.stop = params->stop;
     generation.stop_at_end = !params->ignore_eos;
+    generation.grammar = params->grammar;
     request.cache_prompt = params->cache_prompt;
     request.shared_prefix = static_cast<int32_t>(system_tokens);
     if (options.kv_endpoint || params->kv_endpoint) {

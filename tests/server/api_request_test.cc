@@ -154,8 +154,12 @@ TEST(ApiRequest, SamplingFields) {
 TEST(ApiRequest, UnimplementedFieldsAre400sNamingThem) {
   const std::pair<const char*, const char*> refused[] = {
       {R"({"prompt":"Hi","tools":[{"type":"function"}]})", "tools"},
-      {R"({"prompt":"Hi","response_format":{"type":"json_object"}})", "response_format"},
+      {R"({"prompt":"Hi","response_format":{"type":"xml"}})", "response_format"},
+      {R"({"prompt":"Hi","response_format":{"type":"json_schema"}})", "response_format"},
       {R"({"prompt":"Hi","grammar":"root ::= x"})", "grammar"},
+      {R"({"prompt":"Hi","grammar":3})", "grammar"},
+      {R"({"prompt":"Hi","json_schema":{"type":"string","pattern":"a+"}})", "json_schema"},
+      {R"({"prompt":"Hi","grammar":"root ::= \"a\"","json_schema":{}})", "json_schema"},
       {R"({"prompt":"Hi","mirostat":2})", "mirostat"},
       {R"({"prompt":"Hi","logit_bias":{"x":1}})", "logit_bias"},
       {R"({"prompt":"Hi","logit_bias":{"3":300}})", "logit_bias"},
@@ -169,8 +173,26 @@ TEST(ApiRequest, UnimplementedFieldsAre400sNamingThem) {
     EXPECT_EQ(e.status, 400) << body;
     EXPECT_EQ(e.param, param) << body;
   }
-  Ok(R"({"prompt":"Hi","tools":[],"tool_choice":"none","response_format":{"type":"text"},)"
-     R"("mirostat":0,"grammar":""})");
+  const CompletionParams nothing =
+      Ok(R"({"prompt":"Hi","tools":[],"tool_choice":"none","response_format":{"type":"text"},)"
+         R"("mirostat":0,"grammar":""})");
+  EXPECT_EQ(nothing.grammar, nullptr);
+}
+
+// Each way of asking for structured output gives the request a grammar.
+TEST(ApiRequest, StructuredOutputFieldsGiveAGrammar) {
+  for (const char* body : {
+           R"({"prompt":"Hi","grammar":"root ::= \"yes\" | \"no\""})",
+           R"({"prompt":"Hi","json_schema":{"type":"integer"}})",
+           R"({"prompt":"Hi","response_format":{"type":"json_object"}})",
+           R"({"prompt":"Hi","response_format":{"type":"json_object","schema":{"type":"object"}}})",
+           R"({"prompt":"Hi","response_format":{"type":"json_schema",)"
+           R"("json_schema":{"name":"n","strict":true,"schema":{"enum":[1,2]}}}})",
+       }) {
+    EXPECT_NE(Ok(body).grammar, nullptr) << body;
+  }
+  const ApiError both = Err(R"({"prompt":"Hi","grammar":"root ::= \"a\"","json_schema":{}})");
+  EXPECT_EQ(both.message, "'grammar' and 'json_schema' both constrain the output: give one");
 }
 
 }  // namespace

@@ -90,8 +90,16 @@ TEST(ServeNative, StopTypesAndErrors) {
   const json ended = s.Post("/completion", eos);
   EXPECT_EQ(ended["stop_type"], "eos");
   EXPECT_EQ(ended["content"], "");
+  // A GBNF grammar: the reply is its one sentence, and it stops there.
+  const json constrained = s.Post("/completion", json{{"prompt", "Once"},
+                                                      {"n_predict", 16},
+                                                      {"temperature", 0},
+                                                      {"grammar", "root ::= \" yes\" | \" no\""}});
+  EXPECT_TRUE(constrained["content"] == " yes" || constrained["content"] == " no")
+      << constrained.dump();
+  EXPECT_EQ(constrained["stop_type"], "eos");
   for (const std::string bad : {R"({"prompt": "x", "n_predict": 0})", R"({"n_predict": 4})",
-                                R"({"prompt": "x", "grammar": "root ::= \"a\""})"}) {
+                                R"({"prompt": "x", "grammar": "root ::= x"})"}) {
     auto r = s.Client().Post("/completion", bad, "application/json");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400) << bad << " " << r->body;

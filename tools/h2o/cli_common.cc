@@ -117,6 +117,19 @@ void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling) {
   cmd.add_option("-s,--seed", sampling.seed,
                  "random seed (default: a random one, printed so the run can be repeated)")
       ->check(CLI::NonNegativeNumber);
+  auto* grammar = cmd.add_option("--grammar", sampling.grammar,
+                                 "GBNF grammar the output must match (llama.cpp's format)");
+  auto* grammar_file =
+      cmd.add_option("--grammar-file", sampling.grammar_file, "file with a GBNF grammar");
+  auto* schema = cmd.add_option("-j,--json-schema", sampling.json_schema,
+                                "JSON schema the output must be valid against ('{}': any JSON)");
+  auto* schema_file = cmd.add_option("--json-schema-file", sampling.json_schema_file,
+                                     "file with a JSON schema (-jf)");
+  for (CLI::Option* a : {grammar, grammar_file, schema, schema_file}) {
+    for (CLI::Option* b : {grammar, grammar_file, schema, schema_file}) {
+      if (a != b) a->excludes(b);
+    }
+  }
 }
 
 Result<SamplerOptions> ResolveSampling(const SamplingFlags& sampling, int32_t n_vocab) {

@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "gguf/file.h"
+#include "grammar/grammar.h"
 #include "model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -49,12 +50,19 @@ struct SamplingFlags {
   SamplerOptions options;
   std::optional<uint64_t> seed;  // nullopt: a random seed, printed
   std::vector<std::string> logit_bias;  // -l: "ID+BIAS", "ID-BIAS", "ID-inf"
+  // llama.cpp's: at most one of them constrains the output.
+  std::string grammar, grammar_file, json_schema, json_schema_file;
 };
 
 // Adds --temp, --top-k, --top-p, --min-p, --typical, --repeat-penalty,
-// --repeat-last-n, --frequency-penalty, --presence-penalty, -l/--logit-bias
-// and -s/--seed.
+// --repeat-last-n, --frequency-penalty, --presence-penalty, -l/--logit-bias,
+// -s/--seed, and --grammar, --grammar-file, -j/--json-schema and
+// --json-schema-file (-jf).
 void AddSamplingFlags(CLI::App& cmd, SamplingFlags& sampling);
+// The grammar those flags ask for (GBNF, or a JSON schema's); null when
+// none does. Errors: an unreadable file, a schema that is not JSON or not
+// supported, a grammar that does not parse (one line each, naming the flag).
+Result<std::shared_ptr<const Grammar>> ResolveGrammar(const SamplingFlags& sampling);
 // -n's check where -1 means "no limit" (llama.cpp's habit): a whole number,
 // -1 or more; help and errors say "-1 or more".
 CLI::Validator MinusOneOrMore();

@@ -51,13 +51,14 @@ constexpr const char* kHelp =
 class Chat {
  public:
   Chat(const Model& model, const Tokenizer& tokenizer, ChatTemplate chat, Session& session,
-       const ChatFlags& flags, SamplerOptions sampling)
+       const ChatFlags& flags, SamplerOptions sampling, std::shared_ptr<const Grammar> grammar)
       : model_(model),
         tokenizer_(tokenizer),
         chat_(chat),
         session_(session),
         flags_(flags),
-        sampling_(std::move(sampling)) {
+        sampling_(std::move(sampling)),
+        grammar_(std::move(grammar)) {
     Clear();
   }
 
@@ -80,6 +81,7 @@ class Chat {
   Session& session_;
   const ChatFlags& flags_;
   const SamplerOptions sampling_;
+  const std::shared_ptr<const Grammar> grammar_;
   std::vector<ChatMessage> messages_;
   std::vector<int32_t> fed_;  // what the cache holds, in the order fed
 };
@@ -119,6 +121,7 @@ Result<Generation> Chat::Reply(std::span<const int32_t> tokens) {
       session_.sequence().pos_shift() ? wanted : std::min<int64_t>(wanted, room));
   options.stop_at_end = !flags_.ignore_eos;
   options.sampling = sampling_;
+  options.grammar = grammar_;  // each reply matches it
   GenerationState state(options, &tokenizer_);
   state.Saw(fed_);  // the repeat penalties see the conversation
   while (!Interrupted()) {
@@ -311,8 +314,11 @@ int RunChat(const ChatFlags& f) {
   auto sampling = ResolveSampling(f.sampling, model.hparams().n_vocab);
   if (!sampling.ok()) return Fail(sampling.status());
   NoteSeed(f.sampling, *sampling);
+  auto grammar = ResolveGrammar(f.sampling);
+  if (!grammar.ok()) return Fail(grammar.status());
 
-  Chat chat(model, *tokenizer, **chat_template, **session, f, std::move(sampling).value());
+  Chat chat(model, *tokenizer, **chat_template, **session, f, std::move(sampling).value(),
+            std::move(grammar).value());
   if (!f.load.empty()) {
     if (Status loaded = chat.Load(f.load); !loaded.ok()) return Fail(loaded);
   }

@@ -112,6 +112,13 @@ int RunGenerate(const GenerateFlags& f) {
   auto sampling = ResolveSampling(f.sampling, model.hparams().n_vocab);
   if (!sampling.ok()) return Fail(sampling.status());
   generate.sampling = std::move(sampling).value();
+  auto grammar = ResolveGrammar(f.sampling);
+  if (!grammar.ok()) return Fail(grammar.status());
+  if (*grammar && !tokenizer.ok()) {
+    return Fail("a grammar or JSON schema needs the model's vocabulary: " +
+                tokenizer.status().message());
+  }
+  generate.grammar = std::move(grammar).value();
   if (print_text && !f.no_display_prompt) {
     std::fputs(tokenizer->Decode(prompt, /*remove_special=*/true).c_str(), stdout);
     std::fflush(stdout);

@@ -106,6 +106,7 @@ RewrittenArgs RewriteLlamaAliases(std::vector<std::string> args) {
     arg = Rename(arg, "-ctv", "--cache-type-v");
     arg = Rename(arg, "-cnv", "--conversation");
     arg = Rename(arg, "-np", "--parallel");
+    arg = Rename(arg, "-jf", "--json-schema-file");
     out.args.push_back(std::move(arg));
   }
   std::vector<std::string>& a = out.args;

@@ -314,3 +314,50 @@ test('embeddings in both encodings', async () => {
   }
   assert.notDeepEqual(decoded.data[0].embedding, decoded.data[1].embedding);
 });
+
+test('models.retrieve finds the served model, and a 404 for another', async () => {
+  const model = await client.models.retrieve(modelId);
+  assert.equal(model.id, modelId);
+  assert.equal(model.object, 'model');
+  await expectApiError(client.models.retrieve('no-such-model'), 404, OpenAI.NotFoundError);
+});
+
+// Structured output: sampled at temperature 1, the reply is JSON valid
+// against the schema (checked here by hand), and a json_object reply is an
+// object (or, cut by max_tokens, a JSON text that only ran out).
+test('response_format json_schema and json_object', async () => {
+  const schema = {
+    type: 'object',
+    properties: { mood: { enum: ['happy', 'sad'] }, n: { type: 'integer' } },
+    required: ['mood', 'n'],
+  };
+  for (const seed of [1, 2, 3]) {
+    const res = await client.chat.completions.create({
+      model: modelId, max_tokens: 200, temperature: 1, seed,
+      messages: [{ role: 'user', content: 'How do you feel?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'feeling', strict: true, schema } },
+    });
+    const text = res.choices[0].message.content;
+    assert.equal(res.choices[0].finish_reason, 'stop', text);
+    const value = JSON.parse(text);
+    assert.deepEqual(Object.keys(value).sort(), ['mood', 'n'], text);
+    assert.ok(['happy', 'sad'].includes(value.mood), text);
+    assert.ok(Number.isInteger(value.n), text);
+  }
+  const res = await client.completions.create({
+    model: modelId, prompt: PROMPT, max_tokens: 64, temperature: 1, seed: 4,
+    response_format: { type: 'json_object' },
+  });
+  const text = res.choices[0].text;
+  if (res.choices[0].finish_reason === 'stop') {
+    const value = JSON.parse(text);
+    assert.equal(typeof value, 'object', text);
+    assert.ok(!Array.isArray(value) && value !== null, text);
+  } else {
+    assert.throws(() => JSON.parse(text), /end of JSON input|Unterminated|Expected/, text);
+  }
+  await expectApiError(client.completions.create({
+    model: modelId, prompt: PROMPT, max_tokens: 4,
+    response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', pattern: 'a+' } } },
+  }), 400, OpenAI.BadRequestError);
+});

@@ -105,8 +105,12 @@ void GrammarMatcher::Expand(Stack stack, std::vector<Stack>& out) const {
       return;
     }
     // Past the reference in the parent, then into each alternative. No
-    // left recursion (ParseGbnf refuses it), so this ends.
+    // left recursion (ParseGbnf refuses it), so this ends. A parent with
+    // nothing after the reference leaves the stack now (a tail call), so
+    // X* and X{0,n}, rules that end by referring to themselves or the next,
+    // do not deepen the stack by one level a repetition.
     stack.back().symbol += 1;
+    if (stack.back().symbol >= static_cast<int32_t>(seq.size())) stack.pop_back();
     const GrammarRule& rule = grammar_->rules[symbol.rule];
     for (size_t a = 0; a + 1 < rule.alternatives.size(); ++a) {
       Stack branch = stack;

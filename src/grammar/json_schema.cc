@@ -12,7 +12,9 @@ namespace {
 using nlohmann::json;
 
 // The JSON values, as rules every schema's grammar may use.
-constexpr const char* kJsonRules = R"(ws ::= [ \t\n]{0,8}
+// Whitespace: nothing, a space, or one line break and its indentation,
+// so a model cannot fill the text with blank lines.
+constexpr const char* kJsonRules = R"(ws ::= (" " | "\n" [ \t]{0,16})?
 value ::= object | array | string | number | ("true" | "false" | "null") ws
 object ::= "{" ws (string ":" ws value ("," ws string ":" ws value)*)? "}" ws
 array ::= "[" ws (value ("," ws value)*)? "]" ws

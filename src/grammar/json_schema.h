@@ -14,9 +14,9 @@
 // format, additionalProperties, $comment), which constrain nothing here.
 // Refused, by name: every other keyword (pattern, minimum, allOf, not,
 // uniqueItems, ...), since output that ignores it may be invalid.
-// Numbers and whitespace are bounded in length (16 digits, 8 characters
-// of space), so a model cannot run on in one forever; strings are bounded
-// only by maxLength.
+// Numbers and whitespace are bounded in length (16 digits; a space, or a
+// line break and up to 16 of indentation), so a model cannot run on in one
+// forever; strings are bounded only by maxLength.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -46,6 +46,7 @@ constexpr const char* kHelp =
     "  /load FILE    go on with a saved conversation\n"
     "  /kv           what the KV cache holds now\n"
     "  //text        send a message that begins with '/'\n"
+    "  /exit         leave (as Ctrl-D)\n"
     "  Ctrl-C stops a reply; at the prompt it asks before leaving. Ctrl-D leaves.\n";
 
 class Chat {

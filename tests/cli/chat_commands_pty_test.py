@@ -50,7 +50,7 @@ class Turns:
     def say(self, line):
         """Types `line` (bytes, may hold arrow keys) and Enter; returns
         (tokens fed, cache length) from the turn's note."""
-        self.chat.read_until(r"> ", self.at)
+        self.chat.prompt(self.at)
         self.chat.send(line + b"\r")
         m = self.chat.read_until(TURN, self.at)
         self.at = m.end()
@@ -72,7 +72,7 @@ class Turns:
         self.length = length
 
     def command(self, line, pattern):
-        self.chat.read_until(r"> ", self.at)
+        self.chat.prompt(self.at)
         self.chat.send(line + b"\r")
         m = self.chat.read_until(pattern, self.at)
         self.at = m.end()
@@ -101,12 +101,12 @@ def main(scratch):
     turns.length = saved_length
     turns.carried(b"Bye", "Bye")
     # Ctrl-C at the prompt asks; "n" goes on.
-    chat.read_until(r"> ", turns.at)
+    chat.prompt(turns.at)
     chat.send(b"\x03")
     turns.at = chat.read_until(r"leave the chat\? \[y/N\] ", turns.at).end()
     chat.send(b"n\r")
     turns.command(b"/kv", r"9 messages, %d tokens fed" % turns.length)
-    chat.read_until(r"> ", turns.at)
+    chat.prompt(turns.at)
     chat.send(b"\x04")
     if chat.wait_exit() != 0:
         chat.fail("h2o chat did not exit with 0 on Ctrl-D")

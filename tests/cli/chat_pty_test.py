@@ -19,11 +19,11 @@ def main():
     chat = PtyChat([h2o, "chat", "-m", model, "--chat-template", "chatml", "--temp", "0",
                     "-n", "1500", "--ignore-eos", "-t", "1", "-c", "8192",
                     "--kv", "h2o:heavy=64,recent=64"])
-    chat.read_until(r"> ")
+    chat.prompt()
     chat.send(b"Tell me a story about a cat.\n")
     first = chat.read_until(TURN)
     n1 = int(first.group(2))
-    chat.read_until(r"> ", first.end())
+    chat.prompt(first.end())
     chat.send(b"And then?\n")
     second = chat.read_until(TURN, first.end())
     fed2, n2 = int(second.group(1)), int(second.group(2))
@@ -32,17 +32,17 @@ def main():
     if not (n2 > n1 and fed2 < n1):
         chat.fail(f"turn 2 fed {fed2} prompt tokens into a cache of {n1} (now {n2}): not carried")
     # A long reply, stopped by Ctrl-C (SIGINT to the foreground process).
-    chat.read_until(r"> ", second.end())
+    chat.prompt(second.end())
     mark = len(chat.text())
     chat.send(b"Go on, a long one.\n")
     # Interrupt once the reply has begun (its first pieces are out).
     chat.read_until(r"Go on, a long one\.\r?\n\S", mark)
     chat.interrupt()
     stopped = chat.read_until(r"\[stopped\]", mark)
-    after = chat.read_until(r"> ", stopped.end())
+    after = chat.prompt(stopped.end())
     # Still talking after the interrupt, then Ctrl-D.
     chat.send(b"Bye.\n")
-    chat.read_until(r"> ", after.end())
+    chat.prompt(after.end())
     chat.send(b"\x04")
     code = chat.wait_exit()
     if code != 0:

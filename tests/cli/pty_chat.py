@@ -7,6 +7,7 @@ import re
 import select
 import signal
 import sys
+import termios
 import time
 
 TIMEOUT = int(os.environ.get("PTY_TIMEOUT", "60"))
@@ -46,6 +47,19 @@ class PtyChat:
             if not self._pump(0.5):
                 break
         self.fail(f"timed out waiting for {pattern!r}")
+
+    def prompt(self, start=0):
+        """Waits for the "> " prompt at or after `start`, and for the line
+        editor to take the terminal (the pty leaves canonical mode): keys
+        typed before that meet the kernel's line discipline instead, which
+        turns a Ctrl-D into a NUL byte once the editor takes over."""
+        m = self.read_until(r"> ", start)
+        deadline = time.time() + TIMEOUT
+        while termios.tcgetattr(self.fd)[3] & termios.ICANON:
+            if time.time() > deadline:
+                self.fail("the line editor never took the terminal")
+            self._pump(0.01)
+        return m
 
     def send(self, data):
         os.write(self.fd, data)

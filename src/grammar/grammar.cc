@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "grammar/utf8_char.h"
+
 namespace h2o {
 
 bool GrammarSymbol::Matches(uint32_t code_point) const {
@@ -356,16 +358,10 @@ class Parser {
       }
     }
     if (c < 0x80) return static_cast<uint32_t>(c);
-    const int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
-    if (extra < 0) return Error("invalid UTF-8");
-    uint32_t v = c & (0x3F >> extra);
-    for (int i = 0; i < extra; ++i) {
-      const auto next = static_cast<unsigned char>(Peek());
-      if ((next & 0xC0) != 0x80) return Error("invalid UTF-8");
-      v = (v << 6) | (next & 0x3F);
-      ++pos_;
-    }
-    return v;
+    const Utf8Char u = DecodeUtf8Char(text_, pos_ - 1);
+    if (u.kind != Utf8Char::kWhole) return Error("invalid UTF-8");
+    pos_ += u.length - 1;
+    return u.lo;
   }
 
   Status CheckLeftRecursion() const {

@@ -3,67 +3,10 @@
 #include <algorithm>
 
 #include "core/status.h"
+#include "grammar/utf8_char.h"
 
 namespace h2o {
 namespace {
-
-// UTF-8 decoding, one code point at a time; an unfinished character at the
-// end is reported as the range of code points it could still become.
-struct Decoded {
-  std::vector<uint32_t> code_points;
-  bool valid = true;
-  bool unfinished = false;
-  uint32_t lo = 0, hi = 0;  // when unfinished
-  size_t unfinished_from = 0;
-};
-
-Decoded DecodeUtf8(std::string_view bytes) {
-  Decoded out;
-  size_t i = 0;
-  while (i < bytes.size()) {
-    const auto c = static_cast<unsigned char>(bytes[i]);
-    const int extra = c < 0x80    ? 0
-                      : c >= 0xF8 ? -1
-                      : c >= 0xF0 ? 3
-                      : c >= 0xE0 ? 2
-                      : c >= 0xC0 ? 1
-                                  : -1;
-    if (extra < 0) {
-      out.valid = false;
-      return out;
-    }
-    uint32_t v = extra == 0 ? c : c & (0x3F >> extra);
-    int have = 0;
-    while (have < extra && i + 1 + have < bytes.size()) {
-      const auto next = static_cast<unsigned char>(bytes[i + 1 + have]);
-      if ((next & 0xC0) != 0x80) {
-        out.valid = false;
-        return out;
-      }
-      v = (v << 6) | (next & 0x3F);
-      ++have;
-    }
-    // The shortest form only (an overlong "\xC1\xBB" is not '{'), no
-    // surrogates, nothing past U+10FFFF.
-    static constexpr uint32_t kLeast[] = {0, 0x80, 0x800, 0x10000};
-    if (have < extra) {
-      const int missing = extra - have;
-      out.unfinished = true;
-      out.unfinished_from = i;
-      out.lo = std::max(v << (6 * missing), kLeast[extra]);
-      out.hi = std::min((v << (6 * missing)) | ((1u << (6 * missing)) - 1), 0x10FFFFu);
-      out.valid = out.lo <= out.hi;
-      return out;
-    }
-    if (v < kLeast[extra] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-      out.valid = false;
-      return out;
-    }
-    out.code_points.push_back(v);
-    i += 1 + extra;
-  }
-  return out;
-}
 
 void SortUnique(std::vector<GrammarMatcher::Stack>& stacks) {
   std::sort(stacks.begin(), stacks.end());
@@ -136,33 +79,42 @@ std::vector<GrammarMatcher::Stack> GrammarMatcher::Advance(const std::vector<Sta
 
 bool GrammarMatcher::Allows(std::string_view bytes) const {
   if (bytes.empty()) return false;
-  const std::string joined = partial_ + std::string(bytes);
-  const Decoded d = DecodeUtf8(joined);
-  if (!d.valid) return false;
-  // Most tokens fail on their first character: check it before copying.
-  if (!d.code_points.empty()) {
-    const uint32_t first = d.code_points.front();
-    if (std::none_of(stacks_.begin(), stacks_.end(),
-                     [&](const Stack& s) { return !s.empty() && Top(s).Matches(first); })) {
-      return false;
+  std::string joined;  // only when an unfinished character waits for its bytes
+  if (!partial_.empty()) joined = partial_ + std::string(bytes);
+  const std::string_view text = partial_.empty() ? bytes : std::string_view(joined);
+  // Advance copies only the stacks a character matches: most tokens fail on
+  // their first character and copy none.
+  const std::vector<Stack>* stacks = &stacks_;
+  std::vector<Stack> advanced;
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = DecodeUtf8Char(text, i);
+    if (c.kind == Utf8Char::kInvalid) return false;
+    if (c.kind == Utf8Char::kUnfinished) {
+      return std::any_of(stacks->begin(), stacks->end(), [&](const Stack& s) {
+        return !s.empty() && Top(s).MatchesSome(c.lo, c.hi);
+      });
     }
+    advanced = Advance(*stacks, c.lo);
+    if (advanced.empty()) return false;
+    stacks = &advanced;
+    i += c.length;
   }
-  std::vector<Stack> stacks = stacks_;
-  for (const uint32_t cp : d.code_points) {
-    stacks = Advance(stacks, cp);
-    if (stacks.empty()) return false;
-  }
-  if (!d.unfinished) return true;
-  return std::any_of(stacks.begin(), stacks.end(),
-                     [&](const Stack& s) { return !s.empty() && Top(s).MatchesSome(d.lo, d.hi); });
+  return true;
 }
 
 void GrammarMatcher::Accept(std::string_view bytes) {
-  const std::string joined = partial_ + std::string(bytes);
-  const Decoded d = DecodeUtf8(joined);
-  H2O_CHECK(d.valid);
-  for (const uint32_t cp : d.code_points) stacks_ = Advance(stacks_, cp);
-  partial_ = d.unfinished ? joined.substr(d.unfinished_from) : std::string();
+  const std::string text = partial_ + std::string(bytes);
+  partial_.clear();
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = DecodeUtf8Char(text, i);
+    H2O_CHECK(c.kind != Utf8Char::kInvalid);
+    if (c.kind == Utf8Char::kUnfinished) {
+      partial_ = text.substr(i);
+      return;
+    }
+    stacks_ = Advance(stacks_, c.lo);
+    i += c.length;
+  }
 }
 
 bool GrammarMatcher::CanEnd() const {

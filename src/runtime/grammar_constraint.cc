@@ -6,10 +6,13 @@ namespace h2o {
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
                                      const Tokenizer& tokenizer)
-    : tokenizer_(tokenizer), matcher_(std::move(grammar)) {
+    : matcher_(std::move(grammar)) {
   pieces_.reserve(static_cast<size_t>(tokenizer.n_vocab()));
-  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id)
+  ends_.reserve(static_cast<size_t>(tokenizer.n_vocab()));
+  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id) {
     pieces_.push_back(tokenizer.TokenToPiece(id));
+    ends_.push_back(tokenizer.IsEndOfGeneration(id));
+  }
 }
 
 bool GrammarConstraint::Mask(std::span<const float> logits, std::vector<float>& out) const {
@@ -19,10 +22,8 @@ bool GrammarConstraint::Mask(std::span<const float> logits, std::vector<float>& 
   bool any = false;
   for (size_t id = 0; id < out.size(); ++id) {
     if (out[id] == kNever) continue;  // already banned (logit bias)
-    const auto token = static_cast<int32_t>(id);
     const bool allowed =
-        token < static_cast<int32_t>(pieces_.size()) &&
-        (tokenizer_.IsEndOfGeneration(token) ? can_end : matcher_.Allows(pieces_[id]));
+        id < pieces_.size() && (ends_[id] ? can_end : matcher_.Allows(pieces_[id]));
     if (allowed) {
       any = true;
     } else {
@@ -33,7 +34,7 @@ bool GrammarConstraint::Mask(std::span<const float> logits, std::vector<float>& 
 }
 
 void GrammarConstraint::Accept(int32_t id) {
-  if (!tokenizer_.IsEndOfGeneration(id)) matcher_.Accept(pieces_[static_cast<size_t>(id)]);
+  if (!ends_[static_cast<size_t>(id)]) matcher_.Accept(pieces_[static_cast<size_t>(id)]);
 }
 
 }  // namespace h2o

@@ -20,7 +20,6 @@ namespace h2o {
 
 class GrammarConstraint {
  public:
-  // The tokenizer must outlive this.
   GrammarConstraint(std::shared_ptr<const Grammar> grammar, const Tokenizer& tokenizer);
 
   // `logits` with every token the grammar forbids now at -inf, in `out`.
@@ -32,9 +31,11 @@ class GrammarConstraint {
   bool MustEnd() const { return matcher_.MustEnd(); }
 
  private:
-  const Tokenizer& tokenizer_;
   GrammarMatcher matcher_;
-  std::vector<std::string> pieces_;  // each token's bytes ("" for control tokens)
+  // Per token, looked up for every token at every step: its bytes ("" for
+  // control tokens) and whether it ends a generation.
+  std::vector<std::string> pieces_;
+  std::vector<bool> ends_;
 };
 
 }  // namespace h2o

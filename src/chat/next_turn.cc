@@ -20,12 +20,10 @@ Result<std::string> TextAfterReply(ChatTemplate chat, std::span<const ChatMessag
   marked[n - 2].content = kReplyMark;
   auto text = RenderChat(chat, marked);
   if (!text.ok()) return text.status();
+  // The last mark is the reply's unless the new message carries one too;
+  // earlier messages may, as they come before it.
   const size_t at = text->rfind(kReplyMark);
-  // The new message may not carry the mark; earlier ones could, hence rfind
-  // from the end and a check on what follows.
-  if (at == std::string::npos ||
-      text->find(kReplyMark, at + kReplyMark.size()) != std::string::npos ||
-      messages[n - 1].content.find(kReplyMark) != std::string::npos) {
+  if (at == std::string::npos || messages[n - 1].content.find(kReplyMark) != std::string::npos) {
     return Status::Error("a message holds the bytes that stand for the reply");
   }
   return text->substr(at + kReplyMark.size());

@@ -26,6 +26,7 @@
 #include "server/embeddings.h"
 #include "server/http_server.h"
 #include "server/info_endpoints.h"
+#include "server/json_fields.h"
 #include "server/kv_endpoint.h"
 #include "server/kv_state.h"
 #include "server/log_limiter.h"
@@ -338,7 +339,6 @@ struct Server::Impl {
                "invalid_request_error", "", ""});
   }
 
-  // The prompt's token ids, or the error to answer with.
   // A 400 naming `param` where an id given by the client is not in the
   // vocabulary.
   std::optional<ApiError> CheckVocabularyIds(std::span<const int32_t> ids,
@@ -346,14 +346,14 @@ struct Server::Impl {
     const int32_t n_vocab = model.hparams().n_vocab;
     for (const int32_t id : ids) {
       if (id >= n_vocab) {
-        return ApiError{400,
-                        fmt::format("token id {} is not below the vocabulary size {}", id, n_vocab),
-                        "invalid_request_error", param, ""};
+        return Bad(param,
+                   fmt::format("token id {} is not below the vocabulary size {}", id, n_vocab));
       }
     }
     return std::nullopt;
   }
 
+  // The prompt's token ids, or the error to answer with.
   std::optional<ApiError> PromptIds(const CompletionParams& p, std::vector<int32_t>& ids) {
     if (p.chat) {
       if (!options.chat_template) {

@@ -75,6 +75,11 @@ class Chat {
   // it; with nothing in the cache, the whole conversation.
   Result<std::vector<int32_t>> TurnTokens();
   Result<Generation> Reply(std::span<const int32_t> tokens);
+  // Empties the cache (and what it held), the messages kept.
+  void ForgetCache() {
+    session_.Reset();
+    fed_.clear();
+  }
 
   const Model& model_;
   const Tokenizer& tokenizer_;
@@ -88,8 +93,7 @@ class Chat {
 };
 
 void Chat::Clear() {
-  session_.Reset();
-  fed_.clear();
+  ForgetCache();
   messages_.clear();
   if (!flags_.system.empty()) messages_.push_back({"system", flags_.system});
 }
@@ -99,8 +103,7 @@ Result<std::vector<int32_t>> Chat::TurnTokens() {
     auto text = TextAfterReply(chat_, messages_);
     if (text.ok()) return tokenizer_.Encode(*text, /*add_special=*/false);
     Warn("{}: the conversation is fed again", text.status().message());
-    session_.Reset();
-    fed_.clear();
+    ForgetCache();
   }
   auto text = RenderChat(chat_, messages_);
   if (!text.ok()) return text.status();
@@ -157,8 +160,7 @@ Status Chat::Turn(const std::string& text) {
   if (!reply.ok()) {
     // The cache may hold part of this turn: start the next one afresh.
     messages_.pop_back();
-    session_.Reset();
-    fed_.clear();
+    ForgetCache();
     return reply.status();
   }
   std::fputs(Interrupted() ? " [stopped]\n" : "\n", stdout);
